@@ -1,0 +1,3 @@
+export * from './name-registry.js';
+export * from './registry-client.js';
+export { buildRegistryApp, registryRoutes, parseNameQuery } from './http-app.js';
