@@ -1,0 +1,38 @@
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import type { Database, QueryResult, Tx } from './types.js';
+
+interface PGliteLike {
+  query<R>(text: string, params?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>;
+  exec(script: string): Promise<unknown>;
+}
+
+function wrap(conn: PGliteLike): Tx {
+  return {
+    async exec(script: string) {
+      await conn.exec(script);
+    },
+    async query<R>(text: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
+      const result = await conn.query<R>(text, params as unknown[]);
+      // PGlite reports 0 affected rows for a SELECT; callers expect the row count there.
+      return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
+    },
+  };
+}
+
+/**
+ * PGlite with pgvector: PostgreSQL compiled to WASM, in this process.
+ * @param dataDir a directory to persist to, or undefined for an in-memory database (tests).
+ */
+export async function openPGlite(dataDir?: string): Promise<Database> {
+  const pg = await PGlite.create(dataDir, { extensions: { vector } });
+  const sql = wrap(pg);
+  return {
+    backend: 'pglite',
+    query: sql.query,
+    // PGlite has one connection; its transaction() queues concurrent callers.
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    exec: sql.exec,
+    close: () => pg.close(),
+  };
+}

@@ -1,0 +1,30 @@
+/** One small interface over both backends: PGlite (embedded) and a `pg` pool (native PostgreSQL). */
+
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+/** Something that runs parameterized SQL: a connection, a pool or an open transaction. */
+export interface Sql {
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+/** An open transaction; `exec` runs a parameterless script of several statements. */
+export interface Tx extends Sql {
+  exec(script: string): Promise<void>;
+}
+
+export type Backend = 'pglite' | 'postgres';
+
+export interface Database extends Sql {
+  readonly backend: Backend;
+  /**
+   * Runs `fn` in one transaction on one connection; commits if it resolves, rolls back if it
+   * throws. Runtime code never calls this directly: it goes through `inScope` (scope.ts).
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+  close(): Promise<void>;
+}

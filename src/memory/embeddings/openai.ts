@@ -1,0 +1,62 @@
+import { EMBEDDING_DIMENSIONS, EmbeddingError, type Embedder } from './types.js';
+
+export interface OpenAIEmbedderOptions {
+  /** Base URL up to and including `/v1`, e.g. `http://localhost:11434/v1`. */
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** (Default: 10000) */
+  timeoutMs?: number;
+}
+
+/**
+ * Any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, vLLM, Ollama, LM Studio, TEI).
+ * Asks for 384 dimensions (honoured by text-embedding-3-*); a model that answers with another
+ * size is refused with a clear error rather than stored.
+ */
+export class OpenAIEmbedder implements Embedder {
+  readonly id: string;
+  readonly dimensions = EMBEDDING_DIMENSIONS;
+
+  constructor(private readonly options: OpenAIEmbedderOptions) {
+    this.id = `openai:${options.model}`;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    if (texts.length === 0) return [];
+    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/embeddings`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+        },
+        body: JSON.stringify({ model: this.options.model, input: texts, dimensions: this.dimensions }),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+      });
+    } catch (cause) {
+      throw new EmbeddingError(`embedding endpoint ${url} is unreachable; check EMBEDDINGS_URL`, { cause });
+    }
+    if (!response.ok) {
+      throw new EmbeddingError(`embedding endpoint ${url} answered ${response.status}; check the model name and key`);
+    }
+    const body = (await response.json()) as { data?: { index?: number; embedding?: unknown }[] };
+    const data = body.data;
+    if (!Array.isArray(data) || data.length !== texts.length) {
+      throw new EmbeddingError(`embedding endpoint returned ${data?.length ?? 'no'} vectors for ${texts.length} inputs`);
+    }
+    const out = new Array<Float32Array>(texts.length);
+    data.forEach((item, i) => {
+      const e = item.embedding;
+      if (!Array.isArray(e) || e.length !== this.dimensions || !e.every((x) => typeof x === 'number')) {
+        throw new EmbeddingError(
+          `model ${this.options.model} returned ${Array.isArray(e) ? e.length : 'no'} dimensions; this store needs ${this.dimensions}`,
+        );
+      }
+      out[item.index ?? i] = Float32Array.from(e as number[]);
+    });
+    return out;
+  }
+}

@@ -1,0 +1,42 @@
+import type { Database, Tx } from './db/types.js';
+import { MemoryError } from './errors.js';
+
+/**
+ * What one request may see. Built only from a verified credential (tenant API key or a game
+ * token) plus path parameters checked against it; never from a request body.
+ */
+export interface Scope {
+  tenantId: string;
+  /** Set only by a game token: game-bound tiers are invisible without it. */
+  gameId?: string;
+  npcId?: string;
+  /** Participants whose social facts are visible (from the game token). */
+  participantIds?: readonly string[];
+  /** The database role the transaction runs as. */
+  role: 'runtime' | 'admin';
+  /** Set only while authenticating: the API key id being looked up. */
+  keyId?: string;
+}
+
+const ROLES = { runtime: 'memory_runtime', admin: 'memory_admin' } as const;
+
+/**
+ * Runs `fn` in one transaction as the runtime (or admin) role, with the scope set
+ * transaction-locally, so that every statement inside, including a GET by id, is filtered by
+ * row-level security. Session-level settings would leak across pooled connections.
+ */
+export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const participants = scope.participantIds ?? [];
+  if (participants.some((p) => p.includes(','))) {
+    throw new MemoryError('INVALID_SCOPE', 'participant ids may not contain commas', 400);
+  }
+  return db.transaction(async (tx) => {
+    await tx.query(
+      `SELECT set_config('role', $1, true), set_config('memory.tenant', $2, true),
+              set_config('memory.game', $3, true), set_config('memory.npc', $4, true),
+              set_config('memory.participants', $5, true), set_config('memory.key_id', $6, true)`,
+      [ROLES[scope.role], scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', participants.join(','), scope.keyId ?? ''],
+    );
+    return fn(tx);
+  });
+}

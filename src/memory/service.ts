@@ -1,0 +1,383 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Database, Sql } from './db/types.js';
+import type { Embedder } from './embeddings/types.js';
+import { toVectorLiteral } from './embeddings/types.js';
+import { DataKeys } from './crypto/data-keys.js';
+import type { Keyring } from './crypto/keyring.js';
+import { open, seal } from './crypto/cipher.js';
+import { inScope, type Scope } from './scope.js';
+import { MemoryError, notFound } from './errors.js';
+import type { IngestBatch, IngestResult } from '../boundary/events.js';
+import {
+  FACT_TIERS,
+  TIER_TABLES,
+  type DurableTier,
+  type EpisodeMemory,
+  type FactMemory,
+  type FactTier,
+  type Lineage,
+  type Memory,
+  type Provenance,
+  type RetentionClass,
+  type Source,
+} from './types.js';
+import { ensureGame, findIngestRequest, recordIngestRequest } from './store/ingest-requests.js';
+import { getEpisode, insertEpisodes, listEpisodes, searchEpisodes, type NewEpisodeRow } from './store/episodes.js';
+import * as facts from './store/facts.js';
+import { iso, isoOrNull, type EpisodeRow, type FactRow } from './store/rows.js';
+import { insertProcedural, latestProcedural, type ProceduralRow } from './store/procedural.js';
+
+export interface FactInput extends Provenance {
+  tier: FactTier;
+  /** Required for social facts; must be a participant of the caller's scope. */
+  participantId?: string;
+  key: string;
+  value: string;
+  summary: string;
+  supersedes?: string;
+  derivedFrom?: string[];
+}
+
+export interface ProceduralInput {
+  persona: string;
+  directives: string[];
+  /** Identity, loyalties and world rules that consolidation checks candidates against. */
+  core: Record<string, string>;
+}
+
+export interface Procedural extends ProceduralInput {
+  npcId: string;
+  version: number;
+  createdBy: string;
+  createdAt: string;
+}
+
+export type ScoredMemory = Memory & { distance: number };
+
+/**
+ * The memory service's operations. Every method runs in exactly one scoped transaction
+ * (`inScope`), so row-level security filters every statement; the HTTP layer and the
+ * consolidation pipeline call the same methods.
+ */
+export class MemoryService {
+  readonly keys: DataKeys;
+
+  constructor(
+    readonly db: Database,
+    readonly keyring: Keyring,
+    readonly embedder: Embedder,
+  ) {
+    this.keys = new DataKeys(keyring);
+  }
+
+  /** Appends a batch of boundary events as episodic rows; a retried batch is stored once. */
+  async ingest(scope: Scope, batch: IngestBatch): Promise<IngestResult> {
+    const gameId = requireGame(scope);
+    const foreign = batch.events.find((e) => e.gameId !== gameId);
+    if (foreign) {
+      throw new MemoryError('SCOPE_MISMATCH', `event for game "${foreign.gameId}" sent with a token for another game; mint a token for that game`, 403);
+    }
+    const requestHash = createHash('sha256').update(JSON.stringify(batch.events)).digest('hex');
+    // Embed outside the transaction: it is the slow part and needs no locks.
+    const vectors = await this.embedder.embed(batch.events.map((e) => e.text));
+    const attempt = () =>
+      inScope(this.db, scope, async (tx) => {
+        await ensureGame(tx, scope.tenantId, gameId);
+        const previous = await findIngestRequest(tx, scope.tenantId, gameId, batch.idempotencyKey);
+        if (previous) return replay(previous, requestHash);
+        const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, 'game', gameId);
+        const byNpc = new Map<string, NewEpisodeRow[]>();
+        const ids = batch.events.map((event, i) => {
+          const id = randomUUID();
+          const aad = rowAad('episodic', scope.tenantId, gameId, event.npcId, event.participantId, id);
+          const row: NewEpisodeRow = {
+            id,
+            npcId: event.npcId,
+            roomId: event.roomId,
+            participantId: event.participantId,
+            ts: event.ts,
+            targeted: event.targeted,
+            keyId,
+            ciphertext: seal(key, Buffer.from(event.text, 'utf8'), aad),
+            embedding: toVectorLiteral(vectors[i]!),
+          };
+          byNpc.set(event.npcId, [...(byNpc.get(event.npcId) ?? []), row]);
+          return id;
+        });
+        // The episodic policy binds rows to one npc: narrow the scope to each npc in turn.
+        for (const [npcId, rows] of byNpc) {
+          await setNpc(tx, npcId);
+          await insertEpisodes(tx, scope.tenantId, gameId, rows);
+        }
+        const result: IngestResult = { accepted: ids.length, ids, replayed: false };
+        await recordIngestRequest(tx, scope.tenantId, gameId, batch.idempotencyKey, requestHash, result);
+        return result;
+      });
+    try {
+      return await attempt();
+    } catch (error) {
+      // A concurrent retry of the same batch committed first: answer as its replay.
+      if (isUniqueViolation(error)) return attempt();
+      throw error;
+    }
+  }
+
+  async writeFact(scope: Scope, input: FactInput): Promise<FactMemory> {
+    const npcId = requireNpc(scope);
+    const spec = TIER_TABLES[input.tier];
+    const gameId = spec.gameBound ? requireGame(scope) : undefined;
+    const participantId = spec.participantBound ? input.participantId : undefined;
+    if (spec.participantBound && (!participantId || !scope.participantIds?.includes(participantId))) {
+      throw new MemoryError('SCOPE_MISMATCH', 'a social fact needs a participantId that your game token covers', 403);
+    }
+    if (!spec.participantBound && input.participantId) {
+      throw new MemoryError('INVALID_REQUEST', `${input.tier} facts carry no participant; omit participantId`, 400);
+    }
+    const [vector] = await this.embedder.embed([input.summary]);
+    return inScope(this.db, scope, async (tx) => {
+      if (gameId) await ensureGame(tx, scope.tenantId, gameId);
+      if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
+        throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope', 404);
+      }
+      const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
+      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
+      const id = randomUUID();
+      const body = JSON.stringify({ value: input.value, summary: input.summary });
+      const row = await facts.insertFact(tx, input.tier, {
+        id,
+        tenantId: scope.tenantId,
+        npcId,
+        gameId,
+        participantId,
+        factKey: input.key,
+        source: input.source,
+        confidence: input.confidence,
+        importance: input.importance,
+        retention: input.retention,
+        supersedes: input.supersedes,
+        derivedFrom: input.derivedFrom ?? [],
+        keyId,
+        ciphertext: seal(key, Buffer.from(body, 'utf8'), rowAad(input.tier, scope.tenantId, gameId, npcId, participantId, id)),
+        embedding: toVectorLiteral(vector!),
+      });
+      return (await this.toFact(tx, input.tier, scope.tenantId, row))!;
+    });
+  }
+
+  async list(scope: Scope, tier: DurableTier, options: { limit: number; includeHistory?: boolean }): Promise<Memory[]> {
+    return inScope(this.db, scope, async (tx) => {
+      if (tier === 'episodic') return this.decryptAll(tx, scope.tenantId, await listEpisodes(tx, scope, options.limit), 'episodic');
+      return this.decryptAll(tx, scope.tenantId, await facts.listFacts(tx, tier, scope, options), tier);
+    });
+  }
+
+  async count(scope: Scope, tier: DurableTier): Promise<number> {
+    return inScope(this.db, scope, (tx) => facts.countRows(tx, tier, scope));
+  }
+
+  /** A memory by id, looked up inside the same scope as a search; 404 when not visible. */
+  async get(scope: Scope, id: string): Promise<Memory> {
+    return inScope(this.db, scope, async (tx) => {
+      const found = await this.find(tx, scope, id);
+      if (!found) throw notFound();
+      return found.memory;
+    });
+  }
+
+  /** Scoped top-k similarity search over the tiers the scope can see, nearest first. */
+  async search(scope: Scope, query: { text: string; k: number; tiers?: readonly DurableTier[] }): Promise<ScoredMemory[]> {
+    const [vector] = await this.embedder.embed([query.text]);
+    const literal = toVectorLiteral(vector!);
+    const tiers = query.tiers ?? ['episodic', ...FACT_TIERS];
+    return inScope(this.db, scope, async (tx) => {
+      const out: ScoredMemory[] = [];
+      for (const tier of tiers) {
+        if (tier === 'episodic') {
+          for (const row of await searchEpisodes(tx, scope, literal, query.k)) {
+            const m = await this.toEpisode(tx, scope.tenantId, row);
+            if (m) out.push({ ...m, distance: Number(row.distance) });
+          }
+        } else {
+          for (const row of await facts.searchFacts(tx, tier, scope, literal, query.k)) {
+            const m = await this.toFact(tx, tier, scope.tenantId, row);
+            if (m) out.push({ ...m, distance: Number(row.distance) });
+          }
+        }
+      }
+      return out.sort((a, b) => a.distance - b.distance).slice(0, query.k);
+    });
+  }
+
+  async updateFact(scope: Scope, id: string, patch: facts.FactPatch): Promise<FactMemory> {
+    return inScope(this.db, scope, async (tx) => {
+      const found = await this.find(tx, scope, id);
+      if (!found) throw notFound();
+      if (found.tier === 'episodic') throw appendOnly();
+      const row = await facts.updateFact(tx, found.tier, scope, id, patch);
+      if (!row) throw notFound();
+      return (await this.toFact(tx, found.tier, scope.tenantId, row))!;
+    });
+  }
+
+  async deleteFact(scope: Scope, id: string): Promise<void> {
+    await inScope(this.db, scope, async (tx) => {
+      const found = await this.find(tx, scope, id);
+      if (!found) throw notFound();
+      if (found.tier === 'episodic') throw appendOnly();
+      if (!(await facts.deleteFact(tx, found.tier, scope, id))) throw notFound();
+    });
+  }
+
+  async putProcedural(scope: Scope, input: ProceduralInput, actor: string): Promise<Procedural> {
+    const npcId = requireNpc(scope);
+    if (scope.role !== 'admin') throw new MemoryError('FORBIDDEN', 'procedural memory is written with an admin key only', 403);
+    const write = () =>
+      inScope(this.db, scope, (tx) => insertProcedural(tx, { tenantId: scope.tenantId, npcId, ...input, createdBy: actor }));
+    try {
+      return toProcedural(await write());
+    } catch (error) {
+      if (isUniqueViolation(error)) return toProcedural(await write()); // a concurrent writer took that version
+      throw error;
+    }
+  }
+
+  async getProcedural(scope: Scope): Promise<Procedural | undefined> {
+    const npcId = requireNpc(scope);
+    const row = await inScope(this.db, scope, (tx) => latestProcedural(tx, scope.tenantId, npcId));
+    return row && toProcedural(row);
+  }
+
+  private async find(tx: Sql, scope: Scope, id: string): Promise<{ tier: DurableTier; memory: Memory } | undefined> {
+    const episode = await getEpisode(tx, scope, id);
+    if (episode) {
+      const memory = await this.toEpisode(tx, scope.tenantId, episode);
+      return memory && { tier: 'episodic', memory };
+    }
+    for (const tier of FACT_TIERS) {
+      const row = await facts.getFact(tx, tier, scope, id);
+      if (row) {
+        const memory = await this.toFact(tx, tier, scope.tenantId, row);
+        return memory && { tier, memory };
+      }
+    }
+    return undefined;
+  }
+
+  private async decryptAll(tx: Sql, tenantId: string, rows: (EpisodeRow | FactRow)[], tier: DurableTier): Promise<Memory[]> {
+    const out: Memory[] = [];
+    for (const row of rows) {
+      const m =
+        tier === 'episodic'
+          ? await this.toEpisode(tx, tenantId, row as EpisodeRow)
+          : await this.toFact(tx, tier, tenantId, row as FactRow);
+      if (m) out.push(m);
+    }
+    return out;
+  }
+
+  /** Undefined when the row's key has been destroyed: a shredded row is no memory. */
+  private async toEpisode(tx: Sql, tenantId: string, row: EpisodeRow): Promise<EpisodeMemory | undefined> {
+    const key = await this.keys.forRead(tx, tenantId, row.key_id);
+    if (!key) return undefined;
+    const text = open(key, row.ciphertext, rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id, row.id));
+    return {
+      tier: 'episodic',
+      id: row.id,
+      npcId: row.npc_id,
+      gameId: row.game_id,
+      roomId: row.room_id,
+      participantId: row.participant_id,
+      ts: Number(row.ts),
+      targeted: row.targeted,
+      text: text.toString('utf8'),
+      source: row.source as Source,
+      importance: row.importance,
+      createdAt: iso(row.created_at),
+    };
+  }
+
+  private async toFact(tx: Sql, tier: FactTier, tenantId: string, row: FactRow): Promise<FactMemory | undefined> {
+    const key = await this.keys.forRead(tx, tenantId, row.key_id);
+    if (!key) return undefined;
+    const aad = rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id);
+    const body = JSON.parse(open(key, row.ciphertext, aad).toString('utf8')) as { value: string; summary: string };
+    return {
+      tier,
+      id: row.id,
+      npcId: row.npc_id,
+      gameId: row.game_id,
+      participantId: row.participant_id,
+      fact: { key: row.fact_key, value: body.value, summary: body.summary },
+      source: row.source as Source,
+      confidence: row.confidence,
+      importance: row.importance,
+      retention: row.retention as RetentionClass,
+      supersedes: row.supersedes,
+      supersededAt: isoOrNull(row.superseded_at),
+      invalidatedAt: isoOrNull(row.invalidated_at),
+      derivedFrom: row.derived_from,
+      lineage: (row.lineage as Lineage | null) ?? null,
+      createdAt: iso(row.created_at),
+      updatedAt: iso(row.updated_at),
+    };
+  }
+}
+
+/**
+ * Additional authenticated data binds a ciphertext to its row: copied into another row, game,
+ * npc or participant, it no longer decrypts.
+ */
+export function rowAad(
+  tier: DurableTier,
+  tenantId: string,
+  gameId: string | undefined,
+  npcId: string,
+  participantId: string | undefined,
+  id: string,
+): string {
+  return [tier, tenantId, gameId ?? '', npcId, participantId ?? '', id].join('\0');
+}
+
+async function setNpc(tx: Sql, npcId: string): Promise<void> {
+  await tx.query("SELECT set_config('memory.npc', $1, true)", [npcId]);
+}
+
+function replay(previous: { request_hash: string; response: IngestResult }, requestHash: string): IngestResult {
+  if (previous.request_hash !== requestHash) {
+    throw new MemoryError(
+      'IDEMPOTENCY_CONFLICT',
+      'this idempotencyKey was already used for a different batch; use a new key for new events',
+      409,
+    );
+  }
+  return { ...previous.response, replayed: true };
+}
+
+function requireGame(scope: Scope): string {
+  if (!scope.gameId) {
+    throw new MemoryError('GAME_TOKEN_REQUIRED', 'this needs a game token: POST /v1/tokens with your API key to get one', 403);
+  }
+  return scope.gameId;
+}
+
+function requireNpc(scope: Scope): string {
+  if (!scope.npcId) throw new MemoryError('INVALID_REQUEST', 'an npc id is required', 400);
+  return scope.npcId;
+}
+
+const appendOnly = () =>
+  new MemoryError('APPEND_ONLY', 'episodic memory is append-only; it expires with its game and cannot be edited', 409);
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === '23505';
+
+function toProcedural(row: ProceduralRow): Procedural {
+  return {
+    npcId: row.npc_id,
+    version: row.version,
+    persona: row.persona,
+    directives: row.directives,
+    core: row.core,
+    createdBy: row.created_by,
+    createdAt: iso(row.created_at),
+  };
+}

@@ -1,0 +1,72 @@
+import type { Sql } from '../db/types.js';
+import type { Scope } from '../scope.js';
+import { EPISODE_COLUMNS, type EpisodeRow } from './rows.js';
+import { scopeFilter } from './scope-filter.js';
+
+export interface NewEpisodeRow {
+  id: string;
+  npcId: string;
+  roomId: string;
+  participantId: string;
+  ts: number;
+  targeted: boolean;
+  keyId: string;
+  ciphertext: Uint8Array;
+  embedding: string;
+}
+
+/** Appends episodes for one npc in one multi-row statement (the scope's game and tenant). */
+export async function insertEpisodes(tx: Sql, tenantId: string, gameId: string, rows: readonly NewEpisodeRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `INSERT INTO memory.episodic
+       (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, key_id, ciphertext, embedding)
+     SELECT u.id, $1, $2, u.npc_id, u.room_id, u.participant_id, u.ts, u.targeted, u.key_id, u.ciphertext, u.embedding::vector
+     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::boolean[], $9::uuid[], $10::bytea[], $11::text[])
+       AS u(id, npc_id, room_id, participant_id, ts, targeted, key_id, ciphertext, embedding)`,
+    [
+      tenantId,
+      gameId,
+      rows.map((r) => r.id),
+      rows.map((r) => r.npcId),
+      rows.map((r) => r.roomId),
+      rows.map((r) => r.participantId),
+      rows.map((r) => r.ts),
+      rows.map((r) => r.targeted),
+      rows.map((r) => r.keyId),
+      rows.map((r) => r.ciphertext),
+      rows.map((r) => r.embedding),
+    ],
+  );
+}
+
+export async function listEpisodes(tx: Sql, scope: Scope, limit: number): Promise<EpisodeRow[]> {
+  const f = scopeFilter('episodic', scope, 2);
+  if (!f) return [];
+  const { rows } = await tx.query<EpisodeRow>(
+    `SELECT ${EPISODE_COLUMNS} FROM memory.episodic WHERE ${f.sql} ORDER BY ts DESC, id LIMIT $1`,
+    [limit, ...f.params],
+  );
+  return rows;
+}
+
+export async function searchEpisodes(tx: Sql, scope: Scope, vector: string, k: number): Promise<(EpisodeRow & { distance: number })[]> {
+  const f = scopeFilter('episodic', scope, 3);
+  if (!f) return [];
+  const { rows } = await tx.query<EpisodeRow & { distance: number }>(
+    `SELECT ${EPISODE_COLUMNS}, embedding <=> $1::vector AS distance
+     FROM memory.episodic WHERE ${f.sql} ORDER BY distance LIMIT $2`,
+    [vector, k, ...f.params],
+  );
+  return rows;
+}
+
+export async function getEpisode(tx: Sql, scope: Scope, id: string): Promise<EpisodeRow | undefined> {
+  const f = scopeFilter('episodic', scope, 2);
+  if (!f) return undefined;
+  const { rows } = await tx.query<EpisodeRow>(`SELECT ${EPISODE_COLUMNS} FROM memory.episodic WHERE id = $1 AND ${f.sql}`, [
+    id,
+    ...f.params,
+  ]);
+  return rows[0];
+}

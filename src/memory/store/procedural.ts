@@ -1,0 +1,38 @@
+import type { Sql } from '../db/types.js';
+
+export interface ProceduralRow {
+  tenant_id: string;
+  npc_id: string;
+  version: number;
+  persona: string;
+  directives: string[];
+  core: Record<string, string>;
+  created_by: string;
+  created_at: Date | string;
+  lineage: unknown;
+}
+
+const COLUMNS = 'tenant_id, npc_id, version, persona, directives, core, created_by, created_at, lineage';
+
+export async function latestProcedural(tx: Sql, tenantId: string, npcId: string): Promise<ProceduralRow | undefined> {
+  const { rows } = await tx.query<ProceduralRow>(
+    `SELECT ${COLUMNS} FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 ORDER BY version DESC LIMIT 1`,
+    [tenantId, npcId],
+  );
+  return rows[0];
+}
+
+/** Appends the next version; versions are never rewritten. */
+export async function insertProcedural(
+  tx: Sql,
+  row: { tenantId: string; npcId: string; persona: string; directives: string[]; core: Record<string, string>; createdBy: string },
+): Promise<ProceduralRow> {
+  const { rows } = await tx.query<ProceduralRow>(
+    `INSERT INTO memory.procedural (tenant_id, npc_id, version, persona, directives, core, created_by)
+     SELECT $1, $2, coalesce(max(version), 0) + 1, $3, $4::jsonb, $5::jsonb, $6
+       FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2
+     RETURNING ${COLUMNS}`,
+    [row.tenantId, row.npcId, row.persona, JSON.stringify(row.directives), JSON.stringify(row.core), row.createdBy],
+  );
+  return rows[0]!;
+}

@@ -1,0 +1,101 @@
+/**
+ * Glossary of the memory service. Every file uses these words in these senses.
+ *
+ * - tenant: an operator of the memory service (a studio). Derived from the credential only.
+ * - game: one active game instance (`gameId`). Episodic rows and clues are bound to it.
+ * - npc: a canonical NPC identity from the name registry (`npcId`); one NPC runs in many games.
+ * - participant: an opaque id made by the engine's anonymization proxy. The memory service
+ *   cannot tell an account from an anonymous session, nor a human from a script.
+ * - room: a node of a game's location graph; a routing key on boundary events.
+ * - tier: a kind of memory with its own keys and retention: working, episodic, clue, social,
+ *   lore, fragment, procedural (DESIGN.md section 3).
+ * - scope: the (tenant, game, npc, participants) a request may see, set per transaction from
+ *   a verified credential and enforced by row-level security.
+ * - clue: a semantic fact about this game's mechanics (codes, hiding places); never leaves its game.
+ * - fragment: generalized anonymous chatter with no identifier, reachable only through
+ *   uncertain reconstruction.
+ * - lore: non-private world facts an NPC learned; the part of its social memory a clone may copy.
+ * - lineage: where a cloned row came from (source npc and row, operation, actor, tool version).
+ */
+
+export const FACT_TIERS = ['clue', 'social', 'lore', 'fragment'] as const;
+export type FactTier = (typeof FACT_TIERS)[number];
+export const DURABLE_TIERS = ['episodic', ...FACT_TIERS] as const;
+export type DurableTier = (typeof DURABLE_TIERS)[number];
+
+export const SOURCES = ['player_statement', 'npc_observation', 'verified_game_event', 'clone'] as const;
+export type Source = (typeof SOURCES)[number];
+
+export const RETENTION_CLASSES = ['permanent', 'slow_decay', 'session_only', 'immediate_only'] as const;
+export type RetentionClass = (typeof RETENTION_CLASSES)[number];
+
+/** What a data key protects; destroying it shreds every row encrypted under it. */
+export type KeyScope = 'game' | 'participant' | 'npc';
+
+/** The one table of tier facts: where each durable tier lives and which scope keys bind it. */
+export const TIER_TABLES: Record<
+  DurableTier,
+  { table: string; gameBound: boolean; participantBound: boolean; keyScope: KeyScope }
+> = {
+  episodic: { table: 'memory.episodic', gameBound: true, participantBound: false, keyScope: 'game' },
+  clue: { table: 'memory.clues', gameBound: true, participantBound: false, keyScope: 'game' },
+  social: { table: 'memory.social', gameBound: false, participantBound: true, keyScope: 'participant' },
+  lore: { table: 'memory.lore', gameBound: false, participantBound: false, keyScope: 'npc' },
+  fragment: { table: 'memory.fragments', gameBound: false, participantBound: false, keyScope: 'npc' },
+};
+
+export interface Provenance {
+  source: Source;
+  confidence: number;
+  importance: number;
+  retention: RetentionClass;
+}
+
+/** A structured fact: a key, its value, and a one-line summary (seed 003). */
+export interface FactBody {
+  key: string;
+  value: string;
+  summary: string;
+}
+
+export interface Lineage {
+  sourceNpcId: string;
+  sourceRowId: string;
+  operationId: string;
+  actor: string;
+  toolVersion: string;
+  at: string;
+}
+
+interface MemoryCommon {
+  id: string;
+  npcId: string;
+  createdAt: string;
+}
+
+export interface EpisodeMemory extends MemoryCommon {
+  tier: 'episodic';
+  gameId: string;
+  roomId: string;
+  participantId: string;
+  ts: number;
+  targeted: boolean;
+  text: string;
+  source: Source;
+  importance: number;
+}
+
+export interface FactMemory extends MemoryCommon, Provenance {
+  tier: FactTier;
+  gameId: string | null;
+  participantId: string | null;
+  fact: FactBody;
+  supersedes: string | null;
+  supersededAt: string | null;
+  invalidatedAt: string | null;
+  derivedFrom: string[];
+  lineage: Lineage | null;
+  updatedAt: string;
+}
+
+export type Memory = EpisodeMemory | FactMemory;
