@@ -1,0 +1,186 @@
+/**
+ * The engine's front door: games, sessions and the calls a client (web page, transport or bot)
+ * makes with its session token. Holds every running game in memory; talks to the name registry
+ * through `RegistryClient` and to the memory service only through `MemoryPort`, with every
+ * participant message passed through the anonymization proxy first.
+ */
+import { randomBytes } from 'node:crypto';
+import type { RegistryClient } from '../registry/registry-client.js';
+import type { CanonicalNpc } from '../registry/name-registry.js';
+import { AccountStore, type ScryptCost } from './accounts.js';
+import { AnonymizationProxy } from './anonymization-proxy.js';
+import { systemClock, type Clock } from './clock.js';
+import { EngineError } from './errors.js';
+import { Game, type NpcResumedEvent } from './game.js';
+import { parseGameDefinition } from './game-definition/validate.js';
+import type { MemoryPort } from './memory-port.js';
+import { OutboundQueue, type OutboundErrorHandler } from './outbound-queue.js';
+import { SessionStore } from './sessions.js';
+import type { ActionResult, ClientContext, GameId, NpcId, NpcStatus, RoomId, SessionToken, StreamEntry } from './types.js';
+
+export interface GameEngineOptions {
+  registry: RegistryClient;
+  memory: MemoryPort;
+  /** Keys the participant-id hash; at least 32 bytes, kept stable so returning players stay recognisable. */
+  proxySecret: Uint8Array;
+  /** (Default: the system clock) */
+  clock?: Clock;
+  /** Boundary timestamp granularity in seconds (Default: 5). */
+  timestampGranularitySeconds?: number;
+  /** Password hashing cost (Default: scrypt N=16384, r=8, p=1). */
+  scryptCost?: ScryptCost;
+  /** Told when a suspended NPC wakes, with how long it was suspended; the NPC runtime's cue. */
+  onNpcResumed?: (event: NpcResumedEvent) => void;
+  /** A call to the memory service failed (Default: written to stderr). */
+  onOutboundError?: OutboundErrorHandler;
+}
+
+export interface JoinOptions {
+  /** Receives every entry of the participant's current room, in order. */
+  listener?: (entry: StreamEntry) => void;
+}
+
+export class GameEngine {
+  readonly accounts: AccountStore;
+  readonly sessions: SessionStore;
+  readonly clock: Clock;
+  readonly #proxy: AnonymizationProxy;
+  readonly #games = new Map<GameId, { game: Game; outbound: OutboundQueue }>();
+
+  constructor(private readonly options: GameEngineOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.accounts = new AccountStore(options.scryptCost ? { cost: options.scryptCost } : {});
+    this.sessions = new SessionStore(this.accounts, this.clock);
+    this.#proxy = new AnonymizationProxy({
+      secret: options.proxySecret,
+      ...(options.timestampGranularitySeconds !== undefined ? { granularitySeconds: options.timestampGranularitySeconds } : {}),
+    });
+  }
+
+  // ---- games ----------------------------------------------------------------------------------
+
+  /** Validates the definition, checks every roster NPC with the registry, registers the secrets. */
+  async createGame(definition: unknown): Promise<GameId> {
+    const def = parseGameDefinition(definition);
+    const roster = new Map<NpcId, CanonicalNpc>();
+    for (const [i, placement] of def.npcs.entries()) {
+      const npc = await this.options.registry.getNpc(placement.npcId);
+      if (!npc) {
+        throw new EngineError('UNKNOWN_NPC', `NPC "${placement.npcId}" is not in the name registry.`, {
+          details: { path: `/npcs/${i}/npcId` },
+        });
+      }
+      roster.set(npc.npcId, npc);
+    }
+    const gameId = `g-${randomBytes(12).toString('base64url')}`;
+    const outbound = new OutboundQueue(gameId, this.options.memory, this.options.onOutboundError ?? defaultOutboundError);
+    const game = new Game(gameId, def, roster, {
+      clock: this.clock,
+      proxy: this.#proxy,
+      outbound,
+      onNpcResumed: this.options.onNpcResumed ?? (() => {}),
+      onListenerError: (error) => console.error('A stream listener threw; the entry was still delivered to everyone else.', error),
+    });
+    outbound.registerSecrets({ gameId, secrets: game.secrets() });
+    this.#games.set(gameId, { game, outbound });
+    return gameId;
+  }
+
+  /** Ends a game: no more play, and the memory service is told its game memory expires now. */
+  endGame(gameId: GameId): void {
+    const { game, outbound } = this.#entry(gameId);
+    if (game.status === 'ended') return;
+    game.end();
+    outbound.endGame();
+  }
+
+  /** Adds a registry NPC to a running game (roster cap 10, room cap 6). */
+  async addNpc(gameId: GameId, npcId: NpcId, roomId: RoomId, persona: string): Promise<void> {
+    const game = this.#game(gameId);
+    game.checkCanAddNpc(npcId, roomId); // caps first: no registry call for an NPC that cannot come in
+    const npc = await this.options.registry.getNpc(npcId);
+    if (!npc) throw new EngineError('UNKNOWN_NPC', `NPC "${npcId}" is not in the name registry.`);
+    game.addNpc(npc, persona, roomId);
+  }
+
+  // ---- participants (all by session token) -----------------------------------------------------
+
+  join(token: SessionToken, gameId: GameId, options: JoinOptions = {}): { roomId: RoomId; description: string } {
+    const { session, displayName } = this.sessions.get(token);
+    const game = this.#game(gameId);
+    const { roomId } = game.join(session, displayName, options.listener);
+    return { roomId, description: game.describe(roomId) };
+  }
+
+  leave(token: SessionToken, gameId: GameId): void {
+    const { session } = this.sessions.get(token);
+    this.#game(gameId).leave(session.sessionId);
+  }
+
+  /** `message` is `{ text, target? }`; `@First` in the text also targets an NPC present. */
+  say(token: SessionToken, gameId: GameId, message: unknown, client?: ClientContext): StreamEntry {
+    const { session } = this.sessions.get(token);
+    return this.#game(gameId).say(session.sessionId, message, client);
+  }
+
+  act(token: SessionToken, gameId: GameId, action: unknown): ActionResult {
+    const { session } = this.sessions.get(token);
+    return this.#game(gameId).perform({ kind: 'participant', sessionId: session.sessionId }, action);
+  }
+
+  /** Everything this participant has seen, in order. */
+  feed(token: SessionToken, gameId: GameId): readonly StreamEntry[] {
+    const { session } = this.sessions.get(token);
+    return this.#game(gameId).feedOf(session.sessionId);
+  }
+
+  whereAmI(token: SessionToken, gameId: GameId): RoomId {
+    const { session } = this.sessions.get(token);
+    return this.#game(gameId).roomOfParticipant(session.sessionId);
+  }
+
+  // ---- NPC runtime side -----------------------------------------------------------------------
+
+  /** An action the NPC's model proposed; validated like a player's. A refusal is a physical failure. */
+  proposeNpcAction(gameId: GameId, npcId: NpcId, action: unknown): ActionResult {
+    return this.#game(gameId).perform({ kind: 'npc', npcId }, action);
+  }
+
+  npcSay(gameId: GameId, npcId: NpcId, text: unknown): StreamEntry {
+    return this.#game(gameId).npcSay(npcId, text);
+  }
+
+  npcStatus(gameId: GameId, npcId: NpcId): NpcStatus {
+    return this.#game(gameId, { allowEnded: true }).npcStatus(npcId);
+  }
+
+  /** Running games where this NPC is on the roster, and the room it is in. */
+  whereIs(npcId: NpcId): { gameId: GameId; roomId: RoomId }[] {
+    const found: { gameId: GameId; roomId: RoomId }[] = [];
+    for (const [gameId, { game }] of this.#games) {
+      const roomId = game.status === 'running' ? game.whereIs(npcId) : undefined;
+      if (roomId !== undefined) found.push({ gameId, roomId });
+    }
+    return found;
+  }
+
+  /** Resolves once every memory-service call queued so far has settled. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.#games.values()].map((g) => g.outbound.idle()));
+  }
+
+  #entry(gameId: GameId) {
+    const entry = typeof gameId === 'string' ? this.#games.get(gameId) : undefined;
+    if (!entry) throw new EngineError('UNKNOWN_GAME', `No game "${String(gameId)}" is running here.`);
+    return entry;
+  }
+
+  #game(gameId: GameId, options: { allowEnded?: boolean } = {}): Game {
+    const { game } = this.#entry(gameId);
+    if (game.status === 'ended' && !options.allowEnded) throw new EngineError('GAME_ENDED', 'This game has ended; start or join another.');
+    return game;
+  }
+}
+
+const defaultOutboundError: OutboundErrorHandler = (error, call) =>
+  console.error(`Memory service call ${call.name} for game ${call.gameId} failed and was dropped.`, error);

@@ -1,0 +1,10 @@
+export * from './types.js';
+export * from './errors.js';
+export * from './clock.js';
+export * from './memory-port.js';
+export { AnonymizationProxy, DEFAULT_TIMESTAMP_GRANULARITY_SECONDS } from './anonymization-proxy.js';
+export { GameEngine, type GameEngineOptions, type JoinOptions } from './engine.js';
+export { FrontDesk, type FrontDeskAnswer } from './front-desk.js';
+export { ScriptedParticipant } from './scripted-participant.js';
+export type { NpcResumedEvent } from './game.js';
+export * from './game-definition/index.js';
