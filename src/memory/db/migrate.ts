@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './types.js';
 import { MemoryError } from '../errors.js';
@@ -18,7 +19,7 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
     files.map(async (file, index) => {
       const version = Number(file.slice(0, 4));
       if (version !== index + 1) throw new Error(`migration ${file} is out of sequence (expected ${index + 1})`);
-      return { version, name: file.slice(5, -4), sql: await readFile(dir + file, 'utf8') };
+      return { version, name: file.slice(5, -4), sql: await readFile(path.join(dir, file), 'utf8') };
     }),
   );
 }
@@ -30,15 +31,17 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
  */
 export async function migrate(db: Database, migrations?: Migration[]): Promise<{ applied: number[] }> {
   const all = migrations ?? (await loadMigrations());
-  await db.exec(`
-    CREATE TABLE IF NOT EXISTS public.memory_migrations (
-      version    integer PRIMARY KEY,
-      name       text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
   const applied: number[] = [];
   await db.transaction(async (tx) => {
-    // One migrator at a time per database.
+    // One migrator at a time per database, from before the bookkeeping table exists:
+    // concurrent CREATE TABLE IF NOT EXISTS can otherwise fail on a catalog unique index.
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('memory_migrations'))");
+    await tx.exec(`
+      CREATE TABLE IF NOT EXISTS public.memory_migrations (
+        version    integer PRIMARY KEY,
+        name       text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
     await tx.query('LOCK TABLE public.memory_migrations IN EXCLUSIVE MODE');
     const { rows } = await tx.query<{ version: number }>('SELECT version FROM public.memory_migrations ORDER BY version');
     const known = rows.map((r) => r.version);

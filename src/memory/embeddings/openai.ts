@@ -42,8 +42,13 @@ export class OpenAIEmbedder implements Embedder {
     if (!response.ok) {
       throw new EmbeddingError(`embedding endpoint ${url} answered ${response.status}; check the model name and key`);
     }
-    const body = (await response.json()) as { data?: { index?: number; embedding?: unknown }[] };
-    const data = body.data;
+    let body: { data?: { index?: number; embedding?: unknown }[] };
+    try {
+      body = (await response.json()) as typeof body;
+    } catch (cause) {
+      throw new EmbeddingError(`embedding endpoint ${url} answered something that is not JSON`, { cause });
+    }
+    const data = body?.data;
     if (!Array.isArray(data) || data.length !== texts.length) {
       throw new EmbeddingError(`embedding endpoint returned ${data?.length ?? 'no'} vectors for ${texts.length} inputs`);
     }
@@ -55,7 +60,11 @@ export class OpenAIEmbedder implements Embedder {
           `model ${this.options.model} returned ${Array.isArray(e) ? e.length : 'no'} dimensions; this store needs ${this.dimensions}`,
         );
       }
-      out[item.index ?? i] = Float32Array.from(e as number[]);
+      const at = item.index ?? i;
+      if (!Number.isInteger(at) || at < 0 || at >= texts.length || out[at] !== undefined) {
+        throw new EmbeddingError(`embedding endpoint returned a missing, repeated or out-of-range index ${String(item.index)}`);
+      }
+      out[at] = Float32Array.from(e as number[]);
     });
     return out;
   }

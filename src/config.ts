@@ -1,0 +1,40 @@
+import path from 'node:path';
+
+/**
+ * Configuration from the environment; every variable is optional. See the README's table.
+ * A bad value stops start-up with a message naming the variable.
+ */
+export interface Config {
+  databaseUrl?: string;
+  dataDir: string;
+  keyringDir: string;
+  host: string;
+  memoryPort: number;
+  embeddings?: { baseUrl: string; model: string; apiKey?: string };
+  logLevel: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(env.MEMORY_DATA_DIR ?? 'data');
+  const port = Number(env.MEMORY_PORT ?? 4100);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`MEMORY_PORT must be a port number (0-65535), not ${JSON.stringify(env.MEMORY_PORT)}`);
+  }
+  if (env.DATABASE_URL && !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
+    throw new Error('DATABASE_URL must be a postgres:// connection string');
+  }
+  if (env.EMBEDDINGS_URL && !env.EMBEDDINGS_MODEL) {
+    throw new Error('EMBEDDINGS_URL is set but EMBEDDINGS_MODEL is not; name the embedding model to use');
+  }
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir,
+    keyringDir: path.resolve(env.MEMORY_KEYRING_DIR ?? path.join(dataDir, 'keys')),
+    host: env.HOST ?? '127.0.0.1',
+    memoryPort: port,
+    embeddings: env.EMBEDDINGS_URL
+      ? { baseUrl: env.EMBEDDINGS_URL, model: env.EMBEDDINGS_MODEL!, apiKey: env.EMBEDDINGS_API_KEY || undefined }
+      : undefined,
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+}
