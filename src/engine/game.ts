@@ -43,11 +43,12 @@ import type {
 
 // ---- input shapes, validated once here ------------------------------------------------------
 
-/** No control characters except tab and newline: they carry nothing a reader needs. */
+/** No control characters but tab and line breaks: the rest carry nothing a reader needs. */
 const PrintableText = Type.String({
   minLength: 1,
   maxLength: MAX_TEXT_LENGTH,
-  pattern: '^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*\\S[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*$',
+  // Not blank (the lookahead), and no control character anywhere.
+  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$',
 });
 
 export const SayMessage = Type.Object(
