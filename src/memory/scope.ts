@@ -1,5 +1,6 @@
 import type { Database, Tx } from './db/types.js';
 import { MemoryError } from './errors.js';
+import { inline } from './db/literal.js';
 
 /**
  * What one request may see. Built only from a verified credential (tenant API key or a game
@@ -20,23 +21,44 @@ export interface Scope {
 
 const ROLES = { runtime: 'memory_runtime', admin: 'memory_admin' } as const;
 
+function scopeValues(scope: Scope): string[] {
+  const participants = scope.participantIds ?? [];
+  if (participants.some((p) => p.includes(','))) {
+    throw new MemoryError('INVALID_SCOPE', 'participant ids may not contain commas', 400);
+  }
+  return [ROLES[scope.role], scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', participants.join(','), scope.keyId ?? ''];
+}
+
+const SET_SCOPE = `SELECT set_config('role', $1, true), set_config('memory.tenant', $2, true),
+              set_config('memory.game', $3, true), set_config('memory.npc', $4, true),
+              set_config('memory.participants', $5, true), set_config('memory.key_id', $6, true)`;
+
 /**
  * Runs `fn` in one transaction as the runtime (or admin) role, with the scope set
  * transaction-locally, so that every statement inside, including a GET by id, is filtered by
  * row-level security. Session-level settings would leak across pooled connections.
  */
 export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const participants = scope.participantIds ?? [];
-  if (participants.some((p) => p.includes(','))) {
-    throw new MemoryError('INVALID_SCOPE', 'participant ids may not contain commas', 400);
-  }
+  const values = scopeValues(scope);
   return db.transaction(async (tx) => {
-    await tx.query(
-      `SELECT set_config('role', $1, true), set_config('memory.tenant', $2, true),
-              set_config('memory.game', $3, true), set_config('memory.npc', $4, true),
-              set_config('memory.participants', $5, true), set_config('memory.key_id', $6, true)`,
-      [ROLES[scope.role], scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', participants.join(','), scope.keyId ?? ''],
-    );
+    await tx.query(SET_SCOPE, values);
     return fn(tx);
   });
+}
+
+/**
+ * The hot read path in one round trip: the scope settings and the read statements go to the
+ * server as one script, which runs as one implicit transaction, so the transaction-local scope
+ * covers exactly these statements. Same policies, same role as `inScope`; values are inlined
+ * by the deliberately narrow `literal()` (ids, uuids, numbers, vectors; never free text).
+ * Returns the rows of each statement, in order.
+ */
+export async function readInScope(
+  db: Database,
+  scope: Scope,
+  statements: readonly { text: string; params: readonly unknown[] }[],
+): Promise<Record<string, unknown>[][]> {
+  const script = [inline(SET_SCOPE, scopeValues(scope)), ...statements.map((s) => inline(s.text, s.params))].join(';\n');
+  const results = await db.batch(script);
+  return results.slice(1);
 }

@@ -5,7 +5,7 @@ import { toVectorLiteral } from './embeddings/types.js';
 import { DataKeys } from './crypto/data-keys.js';
 import type { Keyring } from './crypto/keyring.js';
 import { open, seal } from './crypto/cipher.js';
-import { inScope, type Scope } from './scope.js';
+import { inScope, readInScope, type Scope } from './scope.js';
 import { MemoryError, notFound } from './errors.js';
 import type { IngestBatch, IngestResult } from '../boundary/events.js';
 import {
@@ -22,7 +22,7 @@ import {
   type Source,
 } from './types.js';
 import { ensureGame, findIngestRequest, recordIngestRequest } from './store/ingest-requests.js';
-import { getEpisode, insertEpisodes, listEpisodes, searchEpisodes, type NewEpisodeRow } from './store/episodes.js';
+import { getEpisode, insertEpisodes, listEpisodes, searchEpisodesStatement, type NewEpisodeRow } from './store/episodes.js';
 import * as facts from './store/facts.js';
 import { iso, isoOrNull, type EpisodeRow, type FactRow } from './store/rows.js';
 import { insertProcedural, latestProcedural, type ProceduralRow } from './store/procedural.js';
@@ -53,6 +53,8 @@ export interface Procedural extends ProceduralInput {
 }
 
 export type ScoredMemory = Memory & { distance: number };
+
+type KeyLookup = (keyId: string) => Promise<Uint8Array | undefined>;
 
 /**
  * The memory service's operations. Every method runs in exactly one scoped transaction
@@ -160,7 +162,7 @@ export class MemoryService {
         ciphertext: seal(key, Buffer.from(body, 'utf8'), rowAad(input.tier, scope.tenantId, gameId, npcId, participantId, id)),
         embedding: toVectorLiteral(vector!),
       });
-      return (await this.toFact(tx, input.tier, scope.tenantId, row))!;
+      return (await this.toFact(this.keysIn(tx, scope.tenantId), input.tier, scope.tenantId, row))!;
     });
   }
 
@@ -189,23 +191,35 @@ export class MemoryService {
     const [vector] = await this.embedder.embed([query.text]);
     const literal = toVectorLiteral(vector!);
     const tiers = query.tiers ?? ['episodic', ...FACT_TIERS];
-    return inScope(this.db, scope, async (tx) => {
-      const out: ScoredMemory[] = [];
-      for (const tier of tiers) {
-        if (tier === 'episodic') {
-          for (const row of await searchEpisodes(tx, scope, literal, query.k)) {
-            const m = await this.toEpisode(tx, scope.tenantId, row);
-            if (m) out.push({ ...m, distance: Number(row.distance) });
-          }
-        } else {
-          for (const row of await facts.searchFacts(tx, tier, scope, literal, query.k)) {
-            const m = await this.toFact(tx, tier, scope.tenantId, row);
-            if (m) out.push({ ...m, distance: Number(row.distance) });
-          }
-        }
-      }
-      return out.sort((a, b) => a.distance - b.distance).slice(0, query.k);
+    const statements = tiers.flatMap((tier) => {
+      const statement =
+        tier === 'episodic'
+          ? searchEpisodesStatement(scope, literal, query.k)
+          : facts.searchFactsStatement(tier, scope, literal, query.k);
+      return statement ? [{ tier, statement }] : [];
     });
+    if (statements.length === 0) return [];
+    // One round trip for the scope and every tier's query; keys come from the cache.
+    const results = await readInScope(this.db, scope, statements.map((s) => s.statement));
+    const rows = results.flatMap((tierRows, i) =>
+      tierRows.map((row) => ({ tier: statements[i]!.tier, row: row as unknown as (EpisodeRow | FactRow) & { distance: number } })),
+    );
+    const missing = [...new Set(rows.map((r) => r.row.key_id))].filter((id) => !this.keys.cached(id));
+    if (missing.length > 0) {
+      await inScope(this.db, scope, async (tx) => {
+        for (const keyId of missing) await this.keys.forRead(tx, scope.tenantId, keyId);
+      });
+    }
+    const keyFor = async (keyId: string) => this.keys.cached(keyId);
+    const out: ScoredMemory[] = [];
+    for (const { tier, row } of rows) {
+      const m =
+        tier === 'episodic'
+          ? await this.toEpisode(keyFor, scope.tenantId, row as EpisodeRow)
+          : await this.toFact(keyFor, tier, scope.tenantId, row as FactRow);
+      if (m) out.push({ ...m, distance: Number(row.distance) });
+    }
+    return out.sort((a, b) => a.distance - b.distance).slice(0, query.k);
   }
 
   async updateFact(scope: Scope, id: string, patch: facts.FactPatch): Promise<FactMemory> {
@@ -215,7 +229,7 @@ export class MemoryService {
       if (found.tier === 'episodic') throw appendOnly();
       const row = await facts.updateFact(tx, found.tier, scope, id, patch);
       if (!row) throw notFound();
-      return (await this.toFact(tx, found.tier, scope.tenantId, row))!;
+      return (await this.toFact(this.keysIn(tx, scope.tenantId), found.tier, scope.tenantId, row))!;
     });
   }
 
@@ -247,16 +261,20 @@ export class MemoryService {
     return row && toProcedural(row);
   }
 
+  private keysIn(tx: Sql, tenantId: string): KeyLookup {
+    return (keyId) => this.keys.forRead(tx, tenantId, keyId);
+  }
+
   private async find(tx: Sql, scope: Scope, id: string): Promise<{ tier: DurableTier; memory: Memory } | undefined> {
     const episode = await getEpisode(tx, scope, id);
     if (episode) {
-      const memory = await this.toEpisode(tx, scope.tenantId, episode);
+      const memory = await this.toEpisode(this.keysIn(tx, scope.tenantId), scope.tenantId, episode);
       return memory && { tier: 'episodic', memory };
     }
     for (const tier of FACT_TIERS) {
       const row = await facts.getFact(tx, tier, scope, id);
       if (row) {
-        const memory = await this.toFact(tx, tier, scope.tenantId, row);
+        const memory = await this.toFact(this.keysIn(tx, scope.tenantId), tier, scope.tenantId, row);
         return memory && { tier, memory };
       }
     }
@@ -268,16 +286,16 @@ export class MemoryService {
     for (const row of rows) {
       const m =
         tier === 'episodic'
-          ? await this.toEpisode(tx, tenantId, row as EpisodeRow)
-          : await this.toFact(tx, tier, tenantId, row as FactRow);
+          ? await this.toEpisode(this.keysIn(tx, tenantId), tenantId, row as EpisodeRow)
+          : await this.toFact(this.keysIn(tx, tenantId), tier, tenantId, row as FactRow);
       if (m) out.push(m);
     }
     return out;
   }
 
   /** Undefined when the row's key has been destroyed: a shredded row is no memory. */
-  private async toEpisode(tx: Sql, tenantId: string, row: EpisodeRow): Promise<EpisodeMemory | undefined> {
-    const key = await this.keys.forRead(tx, tenantId, row.key_id);
+  private async toEpisode(keyFor: KeyLookup, tenantId: string, row: EpisodeRow): Promise<EpisodeMemory | undefined> {
+    const key = await keyFor(row.key_id);
     if (!key) return undefined;
     const text = open(key, row.ciphertext, rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id, row.id));
     return {
@@ -296,8 +314,8 @@ export class MemoryService {
     };
   }
 
-  private async toFact(tx: Sql, tier: FactTier, tenantId: string, row: FactRow): Promise<FactMemory | undefined> {
-    const key = await this.keys.forRead(tx, tenantId, row.key_id);
+  private async toFact(keyFor: KeyLookup, tier: FactTier, tenantId: string, row: FactRow): Promise<FactMemory | undefined> {
+    const key = await keyFor(row.key_id);
     if (!key) return undefined;
     const aad = rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id);
     const body = JSON.parse(open(key, row.ciphertext, aad).toString('utf8')) as { value: string; summary: string };

@@ -35,6 +35,7 @@ export class DataKeys {
     if (cached) return cached;
     const ref = kekRef(tenantId, kind, subject);
     let row = await this.find(tx, tenantId, kind, subject);
+    const createdHere = !row;
     if (!row) {
       const kek = await this.keyring.getOrCreate(ref);
       const wrapped = seal(kek, newKey(), `dek\0${ref}`);
@@ -50,7 +51,8 @@ export class DataKeys {
     const key = await this.unwrap(row);
     if (!key) throw new KeyDestroyedError(kind);
     const dataKey = { keyId: row.key_id, key };
-    this.remember(this.bySubject, cacheKey, dataKey);
+    // Remember only a committed key: one created in this transaction vanishes if it rolls back.
+    if (!createdHere) this.remember(this.bySubject, cacheKey, dataKey);
     return dataKey;
   }
 
@@ -63,6 +65,11 @@ export class DataKeys {
       [tenantId, keyId],
     );
     return rows[0] ? this.unwrap(rows[0]) : undefined;
+  }
+
+  /** The cached key for `keyId`, if a scoped read has loaded it before. */
+  cached(keyId: string): Uint8Array | undefined {
+    return this.byId.get(keyId);
   }
 
   /** Forgets cached keys (after a key is destroyed). */

@@ -4,7 +4,7 @@ import type { Database, QueryResult, Tx } from './types.js';
 
 interface PGliteLike {
   query<R>(text: string, params?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>;
-  exec(script: string): Promise<unknown>;
+  exec(script: string): Promise<{ rows: Record<string, unknown>[] }[]>;
 }
 
 function wrap(conn: PGliteLike): Tx {
@@ -33,6 +33,7 @@ export async function openPGlite(dataDir?: string): Promise<Database> {
     // PGlite has one connection; its transaction() queues concurrent callers.
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     exec: sql.exec,
+    batch: async (script) => (await pg.exec(script)).map((r) => r.rows as Record<string, unknown>[]),
     close: () => pg.close(),
   };
 }

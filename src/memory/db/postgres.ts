@@ -46,6 +46,11 @@ export function openPostgres(connectionString: string, options: { max?: number }
       }
     },
     exec: sql.exec,
+    async batch(script) {
+      // The simple protocol returns one result per statement (a bare object for a single one).
+      const result = (await pool.query({ text: script, types })) as unknown as pg.QueryResult | pg.QueryResult[];
+      return (Array.isArray(result) ? result : [result]).map((r) => r.rows as Record<string, unknown>[]);
+    },
     close: () => pool.end(),
   };
 }

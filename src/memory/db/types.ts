@@ -26,5 +26,10 @@ export interface Database extends Sql {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
+  /**
+   * Runs a parameterless script of several statements in one round trip, as one implicit
+   * transaction, and returns every statement's rows. See `readInScope` (scope.ts).
+   */
+  batch(script: string): Promise<Record<string, unknown>[][]>;
   close(): Promise<void>;
 }

@@ -50,15 +50,15 @@ export async function listEpisodes(tx: Sql, scope: Scope, limit: number): Promis
   return rows;
 }
 
-export async function searchEpisodes(tx: Sql, scope: Scope, vector: string, k: number): Promise<(EpisodeRow & { distance: number })[]> {
+/** Top-k nearest episodes in scope (a statement for `readInScope`), or undefined if the scope sees no episodes. */
+export function searchEpisodesStatement(scope: Scope, vector: string, k: number): { text: string; params: unknown[] } | undefined {
   const f = scopeFilter('episodic', scope, 3);
-  if (!f) return [];
-  const { rows } = await tx.query<EpisodeRow & { distance: number }>(
-    `SELECT ${EPISODE_COLUMNS}, embedding <=> $1::vector AS distance
+  if (!f) return undefined;
+  return {
+    text: `SELECT ${EPISODE_COLUMNS}, embedding <=> $1::vector AS distance
      FROM memory.episodic WHERE ${f.sql} ORDER BY distance LIMIT $2`,
-    [vector, k, ...f.params],
-  );
-  return rows;
+    params: [vector, k, ...f.params],
+  };
 }
 
 export async function getEpisode(tx: Sql, scope: Scope, id: string): Promise<EpisodeRow | undefined> {

@@ -84,21 +84,20 @@ export async function countRows(tx: Sql, tier: FactTier | 'episodic', scope: Sco
   return Number(rows[0]?.n ?? 0);
 }
 
-export async function searchFacts(
-  tx: Sql,
+/** Top-k nearest current facts of a tier in scope (a statement for `readInScope`). */
+export function searchFactsStatement(
   tier: FactTier,
   scope: Scope,
   vector: string,
   k: number,
-): Promise<(FactRow & { distance: number })[]> {
+): { text: string; params: unknown[] } | undefined {
   const f = scopeFilter(tier, scope, 3);
-  if (!f) return [];
-  const { rows } = await tx.query<FactRow & { distance: number }>(
-    `SELECT ${columns(tier)}, embedding <=> $1::vector AS distance FROM ${TIER_TABLES[tier].table}
+  if (!f) return undefined;
+  return {
+    text: `SELECT ${columns(tier)}, embedding <=> $1::vector AS distance FROM ${TIER_TABLES[tier].table}
      WHERE ${f.sql}${current(false)} ORDER BY distance LIMIT $2`,
-    [vector, k, ...f.params],
-  );
-  return rows;
+    params: [vector, k, ...f.params],
+  };
 }
 
 export async function getFact(tx: Sql, tier: FactTier, scope: Scope, id: string): Promise<FactRow | undefined> {
