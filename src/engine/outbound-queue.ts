@@ -43,6 +43,12 @@ export class OutboundQueue {
   }
 
   #enqueue(name: OutboundCallName, call: () => Promise<void>): void {
-    this.#tail = this.#tail.then(call).catch((error: unknown) => this.onError(error, { name, gameId: this.gameId }));
+    this.#tail = this.#tail.then(call).catch((error: unknown) => {
+      try {
+        this.onError(error, { name, gameId: this.gameId });
+      } catch {
+        // A failing error reporter must not stop the calls queued behind this one.
+      }
+    });
   }
 }
