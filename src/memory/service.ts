@@ -54,8 +54,6 @@ export interface Procedural extends ProceduralInput {
 
 export type ScoredMemory = Memory & { distance: number };
 
-type KeyLookup = (keyId: string) => Promise<Uint8Array | undefined>;
-
 /**
  * The memory service's operations. Every method runs in exactly one scoped transaction
  * (`inScope`), so row-level security filters every statement; the HTTP layer and the
@@ -162,7 +160,7 @@ export class MemoryService {
         ciphertext: seal(key, Buffer.from(body, 'utf8'), rowAad(input.tier, scope.tenantId, gameId, npcId, participantId, id)),
         embedding: toVectorLiteral(vector!),
       });
-      return (await this.toFact(this.keysIn(tx, scope.tenantId), input.tier, scope.tenantId, row))!;
+      return this.toFact(await this.keysFor(tx, scope.tenantId, [row]), input.tier, scope.tenantId, row)!;
     });
   }
 
@@ -205,18 +203,11 @@ export class MemoryService {
       tierRows.map((row) => ({ tier: statements[i]!.tier, row: row as unknown as (EpisodeRow | FactRow) & { distance: number } })),
     );
     const missing = [...new Set(rows.map((r) => r.row.key_id))].filter((id) => !this.keys.cached(id));
-    if (missing.length > 0) {
-      await inScope(this.db, scope, async (tx) => {
-        for (const keyId of missing) await this.keys.forRead(tx, scope.tenantId, keyId);
-      });
-    }
-    const keyFor = async (keyId: string) => this.keys.cached(keyId);
+    if (missing.length > 0) await inScope(this.db, scope, (tx) => this.keysFor(tx, scope.tenantId, rows.map((r) => r.row)));
+    const keys = this.cachedKeys(rows.map((r) => r.row));
     const out: ScoredMemory[] = [];
     for (const { tier, row } of rows) {
-      const m =
-        tier === 'episodic'
-          ? await this.toEpisode(keyFor, scope.tenantId, row as EpisodeRow)
-          : await this.toFact(keyFor, tier, scope.tenantId, row as FactRow);
+      const m = tier === 'episodic' ? this.toEpisode(keys, scope.tenantId, row as EpisodeRow) : this.toFact(keys, tier, scope.tenantId, row as FactRow);
       if (m) out.push({ ...m, distance: Number(row.distance) });
     }
     return out.sort((a, b) => a.distance - b.distance).slice(0, query.k);
@@ -229,7 +220,7 @@ export class MemoryService {
       if (found.tier === 'episodic') throw appendOnly();
       const row = await facts.updateFact(tx, found.tier, scope, id, patch);
       if (!row) throw notFound();
-      return (await this.toFact(this.keysIn(tx, scope.tenantId), found.tier, scope.tenantId, row))!;
+      return this.toFact(await this.keysFor(tx, scope.tenantId, [row]), found.tier, scope.tenantId, row)!;
     });
   }
 
@@ -261,20 +252,35 @@ export class MemoryService {
     return row && toProcedural(row);
   }
 
-  private keysIn(tx: Sql, tenantId: string): KeyLookup {
-    return (keyId) => this.keys.forRead(tx, tenantId, keyId);
+  /** The data keys of these rows (loaded through the scoped transaction when not cached). */
+  private async keysFor(tx: Sql, tenantId: string, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
+    const keys = new Map<string, Uint8Array>();
+    for (const keyId of new Set(rows.map((r) => r.key_id))) {
+      const key = await this.keys.forRead(tx, tenantId, keyId);
+      if (key) keys.set(keyId, key);
+    }
+    return keys;
+  }
+
+  private cachedKeys(rows: readonly { key_id: string }[]): Map<string, Uint8Array> {
+    const keys = new Map<string, Uint8Array>();
+    for (const { key_id } of rows) {
+      const key = this.keys.cached(key_id);
+      if (key) keys.set(key_id, key);
+    }
+    return keys;
   }
 
   private async find(tx: Sql, scope: Scope, id: string): Promise<{ tier: DurableTier; memory: Memory } | undefined> {
     const episode = await getEpisode(tx, scope, id);
     if (episode) {
-      const memory = await this.toEpisode(this.keysIn(tx, scope.tenantId), scope.tenantId, episode);
+      const memory = this.toEpisode(await this.keysFor(tx, scope.tenantId, [episode]), scope.tenantId, episode);
       return memory && { tier: 'episodic', memory };
     }
     for (const tier of FACT_TIERS) {
       const row = await facts.getFact(tx, tier, scope, id);
       if (row) {
-        const memory = await this.toFact(this.keysIn(tx, scope.tenantId), tier, scope.tenantId, row);
+        const memory = this.toFact(await this.keysFor(tx, scope.tenantId, [row]), tier, scope.tenantId, row);
         return memory && { tier, memory };
       }
     }
@@ -282,20 +288,18 @@ export class MemoryService {
   }
 
   private async decryptAll(tx: Sql, tenantId: string, rows: (EpisodeRow | FactRow)[], tier: DurableTier): Promise<Memory[]> {
+    const keys = await this.keysFor(tx, tenantId, rows);
     const out: Memory[] = [];
     for (const row of rows) {
-      const m =
-        tier === 'episodic'
-          ? await this.toEpisode(this.keysIn(tx, tenantId), tenantId, row as EpisodeRow)
-          : await this.toFact(this.keysIn(tx, tenantId), tier, tenantId, row as FactRow);
+      const m = tier === 'episodic' ? this.toEpisode(keys, tenantId, row as EpisodeRow) : this.toFact(keys, tier, tenantId, row as FactRow);
       if (m) out.push(m);
     }
     return out;
   }
 
   /** Undefined when the row's key has been destroyed: a shredded row is no memory. */
-  private async toEpisode(keyFor: KeyLookup, tenantId: string, row: EpisodeRow): Promise<EpisodeMemory | undefined> {
-    const key = await keyFor(row.key_id);
+  private toEpisode(keys: Map<string, Uint8Array>, tenantId: string, row: EpisodeRow): EpisodeMemory | undefined {
+    const key = keys.get(row.key_id);
     if (!key) return undefined;
     const text = open(key, row.ciphertext, rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id, row.id));
     return {
@@ -314,8 +318,8 @@ export class MemoryService {
     };
   }
 
-  private async toFact(keyFor: KeyLookup, tier: FactTier, tenantId: string, row: FactRow): Promise<FactMemory | undefined> {
-    const key = await keyFor(row.key_id);
+  private toFact(keys: Map<string, Uint8Array>, tier: FactTier, tenantId: string, row: FactRow): FactMemory | undefined {
+    const key = keys.get(row.key_id);
     if (!key) return undefined;
     const aad = rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id);
     const body = JSON.parse(open(key, row.ciphertext, aad).toString('utf8')) as { value: string; summary: string };
