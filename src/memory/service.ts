@@ -66,6 +66,8 @@ export class MemoryService {
     readonly db: Database,
     readonly keyring: Keyring,
     readonly embedder: Embedder,
+    /** Called with the id of a row whose ciphertext fails authentication. (Default: ignore) */
+    private readonly onIntegrityFailure: (rowId: string) => void = () => {},
   ) {
     this.keys = new DataKeys(keyring);
   }
@@ -297,11 +299,25 @@ export class MemoryService {
     return out;
   }
 
+  /**
+   * A row whose ciphertext fails authentication (altered, or moved from another row) is not
+   * shown, and is reported by id only; one damaged row must not take its neighbours down.
+   */
+  private unseal(key: Uint8Array, sealed: Uint8Array, aad: string, rowId: string): Buffer | undefined {
+    try {
+      return open(key, sealed, aad);
+    } catch {
+      this.onIntegrityFailure(rowId);
+      return undefined;
+    }
+  }
+
   /** Undefined when the row's key has been destroyed: a shredded row is no memory. */
   private toEpisode(keys: Map<string, Uint8Array>, tenantId: string, row: EpisodeRow): EpisodeMemory | undefined {
     const key = keys.get(row.key_id);
     if (!key) return undefined;
-    const text = open(key, row.ciphertext, rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id, row.id));
+    const text = this.unseal(key, row.ciphertext, rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id, row.id), row.id);
+    if (!text) return undefined;
     return {
       tier: 'episodic',
       id: row.id,
@@ -322,7 +338,9 @@ export class MemoryService {
     const key = keys.get(row.key_id);
     if (!key) return undefined;
     const aad = rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id);
-    const body = JSON.parse(open(key, row.ciphertext, aad).toString('utf8')) as { value: string; summary: string };
+    const plain = this.unseal(key, row.ciphertext, aad, row.id);
+    if (!plain) return undefined;
+    const body = JSON.parse(plain.toString('utf8')) as { value: string; summary: string };
     return {
       tier,
       id: row.id,

@@ -50,7 +50,9 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
 export async function assemble(db: Database, config: Omit<MemoryConfig, 'databaseUrl' | 'pgliteDir'>): Promise<MemorySystem> {
   const keyring = new LocalKeyring(config.keyringDir);
   const embedder: Embedder = config.embeddings ? new OpenAIEmbedder(config.embeddings) : new LocalHashEmbedder();
-  const service = new MemoryService(db, keyring, embedder);
+  const service = new MemoryService(db, keyring, embedder, (rowId) =>
+    (config.logger || undefined)?.error({ rowId }, 'memory row failed authentication (altered or moved ciphertext); not shown'),
+  );
   const credentials = new Credentials(db, keyring);
   const app = await buildMemoryApp({ service, credentials, logger: config.logger });
   return {

@@ -224,7 +224,7 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
     expect(found[0]!.distance).toBeCloseTo(1 - q.reduce((s, x, i) => s + x * d[i]!, 0), 4);
   });
 
-  it('stores nothing and answers a server error when the endpoint fails during ingest', async () => {
+  it('stores nothing and answers 503 EMBEDDINGS_UNAVAILABLE when the endpoint fails during ingest', async () => {
     const { token } = await system.credentials.issueGameToken(tenant.tenantId, 'game-emb-down', [], 600);
     fake.behave({ kind: 'fail', status: 503 });
     try {
@@ -237,8 +237,8 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
           events: [{ gameId: 'game-emb-down', roomId: 'r', npcId: 'npc-mara', participantId: 'part-aaaa1111', ts: 1, text: 'unstored words', targeted: false }],
         },
       });
-      expect(response.statusCode).toBeGreaterThanOrEqual(500);
-      expect(response.json<{ error: { code: string } }>().error.code).toBe('INTERNAL');
+      expect(response.statusCode).toBe(503);
+      expect(response.json<{ error: { code: string } }>().error.code).toBe('EMBEDDINGS_UNAVAILABLE');
       expect(response.body).not.toContain('unstored words');
     } finally {
       fake.behave({ kind: 'ok' });
