@@ -1,0 +1,1 @@
+-- Reserved: filled in by the issue that owns it (see the migration's name).
