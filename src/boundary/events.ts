@@ -35,6 +35,12 @@ export const BoundaryEvent = Type.Object(
     text: Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH }),
     /** The message addressed this NPC: emphasis only, never a change of order. */
     targeted: Type.Boolean(),
+    /**
+     * The participant id is per-session (an anonymous session), so it will not recur in another
+     * game: consolidation keeps such chatter only as generalized anonymous fragments. Says nothing
+     * about whether a human or a script is behind it. (Default: false)
+     */
+    anonymous: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false, $id: 'BoundaryEvent' },
 );

@@ -99,6 +99,7 @@ export class MemoryService {
             participantId: event.participantId,
             ts: event.ts,
             targeted: event.targeted,
+            anonymous: event.anonymous ?? false,
             keyId,
             ciphertext: seal(key, Buffer.from(event.text, 'utf8'), aad),
             embedding: toVectorLiteral(vectors[i]!),
@@ -316,7 +317,8 @@ export class MemoryService {
   private toEpisode(keys: Map<string, Uint8Array>, tenantId: string, row: EpisodeRow): EpisodeMemory | undefined {
     const key = keys.get(row.key_id);
     if (!key) return undefined;
-    const text = this.unseal(key, row.ciphertext, rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id, row.id), row.id);
+    const aad = rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id ?? undefined, row.id);
+    const text = this.unseal(key, row.ciphertext, aad, row.id);
     if (!text) return undefined;
     return {
       tier: 'episodic',
@@ -327,6 +329,8 @@ export class MemoryService {
       participantId: row.participant_id,
       ts: Number(row.ts),
       targeted: row.targeted,
+      anonymous: row.anonymous,
+      kind: row.kind,
       text: text.toString('utf8'),
       source: row.source as Source,
       importance: row.importance,

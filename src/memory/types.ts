@@ -77,9 +77,12 @@ export interface EpisodeMemory extends MemoryCommon {
   tier: 'episodic';
   gameId: string;
   roomId: string;
-  participantId: string;
+  /** Null for serialized working memory, which has no single speaker. */
+  participantId: string | null;
   ts: number;
   targeted: boolean;
+  anonymous: boolean;
+  kind: 'utterance' | 'working_summary';
   text: string;
   source: Source;
   importance: number;

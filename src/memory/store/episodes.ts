@@ -10,6 +10,7 @@ export interface NewEpisodeRow {
   participantId: string;
   ts: number;
   targeted: boolean;
+  anonymous: boolean;
   keyId: string;
   ciphertext: Uint8Array;
   embedding: string;
@@ -20,10 +21,10 @@ export async function insertEpisodes(tx: Sql, tenantId: string, gameId: string, 
   if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO memory.episodic
-       (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, key_id, ciphertext, embedding)
-     SELECT u.id, $1, $2, u.npc_id, u.room_id, u.participant_id, u.ts, u.targeted, u.key_id, u.ciphertext, u.embedding::vector
-     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::boolean[], $9::uuid[], $10::bytea[], $11::text[])
-       AS u(id, npc_id, room_id, participant_id, ts, targeted, key_id, ciphertext, embedding)`,
+       (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding)
+     SELECT u.id, $1, $2, u.npc_id, u.room_id, u.participant_id, u.ts, u.targeted, u.anonymous, u.key_id, u.ciphertext, u.embedding::vector
+     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::boolean[], $9::boolean[], $10::uuid[], $11::bytea[], $12::text[])
+       AS u(id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding)`,
     [
       tenantId,
       gameId,
@@ -33,6 +34,7 @@ export async function insertEpisodes(tx: Sql, tenantId: string, gameId: string, 
       rows.map((r) => r.participantId),
       rows.map((r) => r.ts),
       rows.map((r) => r.targeted),
+      rows.map((r) => r.anonymous),
       rows.map((r) => r.keyId),
       rows.map((r) => r.ciphertext),
       rows.map((r) => r.embedding),

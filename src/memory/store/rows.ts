@@ -1,7 +1,7 @@
 /** Column lists and row shapes of the tier tables, shared by every query in store/. */
 
 export const EPISODE_COLUMNS =
-  'id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, source, importance, key_id, ciphertext, created_at';
+  'id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, anonymous, kind, source, importance, key_id, ciphertext, created_at';
 
 export interface EpisodeRow {
   id: string;
@@ -9,9 +9,11 @@ export interface EpisodeRow {
   game_id: string;
   npc_id: string;
   room_id: string;
-  participant_id: string;
+  participant_id: string | null;
   ts: number;
   targeted: boolean;
+  anonymous: boolean;
+  kind: 'utterance' | 'working_summary';
   source: string;
   importance: number;
   key_id: string;
