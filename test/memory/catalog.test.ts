@@ -78,13 +78,20 @@ describe('the catalog leaves no path around row-level security', () => {
     });
   });
 
-  it('binds game-bound rows to their game through foreign keys that include the scope columns', async () => {
+  it('binds every game-bound table to its game through a foreign key that includes the scope columns', async () => {
+    const gameBound = await q<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.columns
+       WHERE table_schema = 'memory' AND column_name = 'game_id' AND table_name <> 'games' ORDER BY 1`,
+    );
     const fks = await q<{ table: string; def: string }>(
       `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS def FROM pg_constraint
-       WHERE contype = 'f' AND connamespace = 'memory'::regnamespace AND confrelid = 'memory.games'::regclass ORDER BY 1`,
+       WHERE contype = 'f' AND connamespace = 'memory'::regnamespace AND confrelid = 'memory.games'::regclass`,
     );
-    expect(fks.map((f) => f.table).sort()).toEqual(['memory.clues', 'memory.episodic', 'memory.ingest_requests']);
-    for (const fk of fks) expect(fk.def).toContain('(tenant_id, game_id)');
+    expect(gameBound.map((t) => t.table_name)).toEqual(expect.arrayContaining(['clues', 'episodic', 'ingest_requests']));
+    for (const { table_name } of gameBound) {
+      const fk = fks.find((f) => f.table === `memory.${table_name}`);
+      expect(fk?.def, `memory.${table_name} references its game`).toContain('(tenant_id, game_id) REFERENCES memory.games(tenant_id, game_id)');
+    }
   });
 
   it('has no game column on the social, lore and fragment tables, and a non-null one on episodic and clues', async () => {
