@@ -205,9 +205,7 @@ export class MemoryService {
     const rows = results.flatMap((tierRows, i) =>
       tierRows.map((row) => ({ tier: statements[i]!.tier, row: row as unknown as (EpisodeRow | FactRow) & { distance: number } })),
     );
-    const missing = [...new Set(rows.map((r) => r.row.key_id))].filter((id) => !this.keys.cached(id));
-    if (missing.length > 0) await inScope(this.db, scope, (tx) => this.keysFor(tx, scope.tenantId, rows.map((r) => r.row)));
-    const keys = this.cachedKeys(rows.map((r) => r.row));
+    const keys = await this.keysForRows(scope, rows.map((r) => r.row));
     const out: ScoredMemory[] = [];
     for (const { tier, row } of rows) {
       const m = tier === 'episodic' ? this.toEpisode(keys, scope.tenantId, row as EpisodeRow) : this.toFact(keys, tier, scope.tenantId, row as FactRow);
@@ -256,13 +254,24 @@ export class MemoryService {
   }
 
   /** The data keys of these rows (loaded through the scoped transaction when not cached). */
-  private async keysFor(tx: Sql, tenantId: string, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
+  async keysFor(tx: Sql, tenantId: string, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
     const keys = new Map<string, Uint8Array>();
     for (const keyId of new Set(rows.map((r) => r.key_id))) {
       const key = await this.keys.forRead(tx, tenantId, keyId);
       if (key) keys.set(keyId, key);
     }
     return keys;
+  }
+
+  /**
+   * The data keys of rows read by `readInScope` (outside a transaction): from the cache, and any
+   * missing ones loaded through one scoped transaction.
+   */
+  async keysForRows(scope: Scope, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
+    if (rows.some((r) => !this.keys.cached(r.key_id))) {
+      return inScope(this.db, scope, (tx) => this.keysFor(tx, scope.tenantId, rows));
+    }
+    return this.cachedKeys(rows);
   }
 
   private cachedKeys(rows: readonly { key_id: string }[]): Map<string, Uint8Array> {
@@ -304,7 +313,7 @@ export class MemoryService {
    * A row whose ciphertext fails authentication (altered, or moved from another row) is not
    * shown, and is reported by id only; one damaged row must not take its neighbours down.
    */
-  private unseal(key: Uint8Array, sealed: Uint8Array, aad: string, rowId: string): Buffer | undefined {
+  unseal(key: Uint8Array, sealed: Uint8Array, aad: string, rowId: string): Buffer | undefined {
     try {
       return open(key, sealed, aad);
     } catch {

@@ -7,6 +7,8 @@ export interface OpenAIEmbedderOptions {
   apiKey?: string;
   /** (Default: 10000) */
   timeoutMs?: number;
+  /** Cosine similarity that counts as "very similar" for this model. (Default: 0.75) */
+  similarityThreshold?: number;
 }
 
 /**
@@ -17,9 +19,11 @@ export interface OpenAIEmbedderOptions {
 export class OpenAIEmbedder implements Embedder {
   readonly id: string;
   readonly dimensions = EMBEDDING_DIMENSIONS;
+  readonly similarityThreshold: number;
 
   constructor(private readonly options: OpenAIEmbedderOptions) {
     this.id = `openai:${options.model}`;
+    this.similarityThreshold = options.similarityThreshold ?? 0.75;
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {

@@ -3,6 +3,11 @@ export interface Embedder {
   /** Identifies the model, recorded with results (e.g. "local-hash-v1", "openai:text-embedding-3-small"). */
   readonly id: string;
   readonly dimensions: number;
+  /**
+   * Cosine similarity at which two texts count as "very similar" in this embedding space (the
+   * trigger of uncertain reconstruction). Spaces differ: lexical hashing scores lower than a model.
+   */
+  readonly similarityThreshold: number;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 

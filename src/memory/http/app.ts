@@ -7,6 +7,7 @@ import type { MemoryService } from '../service.js';
 import { authenticate } from './auth.js';
 import { toPublicError } from './errors.js';
 import { memoryRoutes } from './routes/memories.js';
+import { contextRoutes } from './routes/context.js';
 
 /** What route modules get: the service's components. Features add their own fields here. */
 export interface MemoryRouteDeps {
@@ -15,7 +16,7 @@ export interface MemoryRouteDeps {
 }
 
 /** Every route module of the API, one per feature (routes/*.ts). */
-const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes];
+const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes];
 
 export interface MemoryAppOptions {
   service: MemoryService;

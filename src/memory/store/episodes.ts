@@ -72,3 +72,15 @@ export async function getEpisode(tx: Sql, scope: Scope, id: string): Promise<Epi
   ]);
   return rows[0];
 }
+
+/** Serialized working memory: an episode with no single speaker (kind 'working_summary'). */
+export async function insertWorkingSummary(
+  tx: Sql,
+  row: { id: string; tenantId: string; gameId: string; npcId: string; roomId: string; ts: number; keyId: string; ciphertext: Uint8Array; embedding: string },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO memory.episodic (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, kind, source, importance, key_id, ciphertext, embedding)
+     VALUES ($1, $2, $3, $4, $5, NULL, $6, 'working_summary', 'npc_observation', 0.4, $7, $8, $9::vector)`,
+    [row.id, row.tenantId, row.gameId, row.npcId, row.roomId, row.ts, row.keyId, row.ciphertext, row.embedding],
+  );
+}

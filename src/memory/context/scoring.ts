@@ -1,0 +1,79 @@
+/**
+ * Retrieval scoring, in one place (seed 003 step 9):
+ *
+ *   score = relevance x importance x validity x recency
+ *
+ * - relevance: cosine similarity to the query, lifted by a floor so that an important fact about
+ *   a participant who is present can surface even when the last message shares no words with it
+ *   (a returning player is greeted by what the NPC knows, not only by what they just said).
+ * - importance: stored with the memory (consolidation scores it; 0..1).
+ * - validity: how much the memory can be relied on: a verified game event 1.0; otherwise its
+ *   confidence (a player's "I'm the emperor" at 0.2 stays a weak claim).
+ * - recency: by retention class (below). Superseded, invalidated and expired memories never get
+ *   here: they are filtered in SQL before scoring.
+ */
+import type { RetentionClass, Source } from '../types.js';
+
+export const SCORING = {
+  /** relevance' = floor + (1 - floor) x cosine similarity. */
+  relevanceFloor: 0.35,
+  /** Slow-decay memories halve in weight every this many days... */
+  slowDecayHalfLifeDays: 30,
+  /** ...but never fall below this weight (forgetting removes them; scoring only ranks). */
+  slowDecayFloor: 0.1,
+  /** Immediate-only memories count only this long after they were made. */
+  immediateOnlySeconds: 600,
+} as const;
+
+/** pgvector cosine distance (0 = same direction, 2 = opposite) to a relevance in [0, 1]. */
+export function relevance(distance: number | null): number {
+  const similarity = distance === null ? 0 : Math.max(0, Math.min(1, 1 - distance));
+  return SCORING.relevanceFloor + (1 - SCORING.relevanceFloor) * similarity;
+}
+
+export function validity(source: Source, confidence: number): number {
+  return source === 'verified_game_event' ? 1 : Math.max(0, Math.min(1, confidence));
+}
+
+/** Weight of a memory of this retention class at this age. */
+export function recency(retention: RetentionClass, ageSeconds: number): number {
+  switch (retention) {
+    case 'permanent':
+    case 'session_only': // bound to the game; the game's end removes it
+      return 1;
+    case 'slow_decay': {
+      const halfLives = Math.max(0, ageSeconds) / (SCORING.slowDecayHalfLifeDays * 86_400);
+      return Math.max(SCORING.slowDecayFloor, 0.5 ** halfLives);
+    }
+    case 'immediate_only':
+      return ageSeconds <= SCORING.immediateOnlySeconds ? 1 : 0;
+  }
+}
+
+export function score(input: {
+  distance: number | null;
+  importance: number;
+  source: Source;
+  confidence: number;
+  retention: RetentionClass;
+  ageSeconds: number;
+}): number {
+  return (
+    relevance(input.distance) *
+    input.importance *
+    validity(input.source, input.confidence) *
+    recency(input.retention, input.ageSeconds)
+  );
+}
+
+/** Token shares of the budget left after the pinned part; unused share flows to the next section. */
+export const QUOTAS = {
+  transcript: 0.35,
+  clues: 0.15,
+  social: 0.25,
+  episodes: 0.15,
+  lore: 0.1,
+} as const;
+
+/** Working memory is summarized when its transcript passes this share of its quota. */
+export const SUMMARIZE_AT = 0.8;
