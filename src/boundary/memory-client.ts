@@ -1,8 +1,24 @@
 import type { IngestBatch, IngestResult } from './events.js';
+import type { EndGameResponse, FlushWorkingMemoryResponse, FLUSH_REASONS, SECRET_KINDS } from './lifecycle.js';
+
+// Spelled out from the contract's constant lists: `Static` of a union built by `map` is `never`.
+/** Body of PUT /v1/games/:gameId/secrets (`RegisterSecretsRequest` in lifecycle.ts). */
+export interface RegisterSecretsBody {
+  secrets: { kind: (typeof SECRET_KINDS)[number]; text: string }[];
+}
+/** Body of POST /v1/npcs/:npcId/working-memory/flush (`FlushWorkingMemoryRequest` in lifecycle.ts). */
+export interface FlushWorkingMemoryBody {
+  roomId: string;
+  reason: (typeof FLUSH_REASONS)[number];
+}
 
 /**
  * The engine's client of the memory service over HTTP. It holds the tenant API key and
  * mints short-lived game tokens, so every call it makes is scoped by a credential.
+ *
+ * Failures: an answer that is not 2xx throws `MemoryClientError` (status and the service's stable
+ * code); a network failure or a timeout throws what `fetch` throws (a `TypeError`, or a
+ * `DOMException` named TimeoutError). Callers decide what is worth retrying.
  */
 export class MemoryHttpClient {
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
@@ -16,19 +32,37 @@ export class MemoryHttpClient {
 
   /** A game token for `gameId` and the participants present, reused until a minute before expiry. */
   async gameToken(gameId: string, participantIds: readonly string[] = []): Promise<string> {
-    const cacheKey = `${gameId}\0${[...participantIds].sort().join(',')}`;
+    const cacheKey = this.cacheKey(gameId, participantIds);
     const cached = this.tokens.get(cacheKey);
     if (cached && cached.expiresAt - 60 > Date.now() / 1000) return cached.token;
     const minted = await this.call<{ token: string; expiresAt: number }>('POST', '/v1/tokens', this.apiKey, {
       gameId,
       participantIds: [...participantIds],
     });
+    if (this.tokens.size > 10_000) this.tokens.clear();
     this.tokens.set(cacheKey, minted);
     return minted.token;
   }
 
   async ingest(gameId: string, batch: IngestBatch): Promise<IngestResult> {
-    return this.call('POST', '/v1/events', await this.gameToken(gameId), batch);
+    return this.withGameToken(gameId, [], (token) => this.call('POST', '/v1/events', token, batch));
+  }
+
+  /** PUT /v1/games/:gameId/secrets (tenant API key): the game's secrets, before any of its events. */
+  async registerSecrets(gameId: string, body: RegisterSecretsBody): Promise<{ gameId: string; registered: number }> {
+    return this.call('PUT', `/v1/games/${encodeURIComponent(gameId)}/secrets`, this.apiKey, body);
+  }
+
+  /** POST /v1/games/:gameId/end (tenant API key): the game's episodic memory and clues expire now. */
+  async endGame(gameId: string): Promise<EndGameResponse> {
+    return this.call('POST', `/v1/games/${encodeURIComponent(gameId)}/end`, this.apiKey);
+  }
+
+  /** POST /v1/npcs/:npcId/working-memory/flush (game token): working memory to episodic, then dropped. */
+  async flushWorkingMemory(gameId: string, npcId: string, body: FlushWorkingMemoryBody): Promise<FlushWorkingMemoryResponse> {
+    return this.withGameToken(gameId, [], (token) =>
+      this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/working-memory/flush`, token, body),
+    );
   }
 
   async search(
@@ -36,13 +70,40 @@ export class MemoryHttpClient {
     npcId: string,
     query: { text: string; k?: number; participantIds?: readonly string[] },
   ): Promise<{ memories: { id: string; tier: string; distance: number; text?: string; fact?: { key: string; value: string; summary: string } }[] }> {
-    const token = await this.gameToken(gameId, query.participantIds ?? []);
-    return this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/search`, token, { text: query.text, k: query.k ?? 10 });
+    return this.withGameToken(gameId, query.participantIds ?? [], (token) =>
+      this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/search`, token, { text: query.text, k: query.k ?? 10 }),
+    );
+  }
+
+  /** GET /v1/npcs/:npcId/memories (game token): one tier in scope, newest first. */
+  async listMemories(
+    gameId: string,
+    npcId: string,
+    query: { tier: string; limit?: number; participantIds?: readonly string[] },
+  ): Promise<{ memories: { id: string; tier: string; text?: string; participantId?: string; roomId?: string; ts?: number; createdAt: string }[] }> {
+    const search = new URLSearchParams({ tier: query.tier, limit: String(query.limit ?? 50) });
+    return this.withGameToken(gameId, query.participantIds ?? [], (token) =>
+      this.call('GET', `/v1/npcs/${encodeURIComponent(npcId)}/memories?${search}`, token),
+    );
   }
 
   async writeFact(gameId: string, npcId: string, fact: Record<string, unknown>, participantIds: readonly string[] = []): Promise<{ memory: { id: string } }> {
-    const token = await this.gameToken(gameId, participantIds);
-    return this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/facts`, token, fact);
+    return this.withGameToken(gameId, participantIds, (token) => this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/facts`, token, fact));
+  }
+
+  /** Runs `fn` with a game token; a token the service no longer accepts is dropped and minted once more. */
+  private async withGameToken<T>(gameId: string, participantIds: readonly string[], fn: (token: string) => Promise<T>): Promise<T> {
+    try {
+      return await fn(await this.gameToken(gameId, participantIds));
+    } catch (error) {
+      if (!(error instanceof MemoryClientError) || error.status !== 401) throw error;
+      this.tokens.delete(this.cacheKey(gameId, participantIds));
+      return fn(await this.gameToken(gameId, participantIds));
+    }
+  }
+
+  private cacheKey(gameId: string, participantIds: readonly string[]): string {
+    return `${gameId}\0${[...participantIds].sort().join(',')}`;
   }
 
   private async call<T>(method: string, path: string, bearer: string, body?: unknown): Promise<T> {

@@ -2,7 +2,8 @@
  * The anonymization proxy: the single place where an engine event becomes a `BoundaryEvent`.
  *
  * What crosses: an opaque participant id, a coarse integer timestamp, the raw text, the routing
- * keys (game, room, npc) and the `targeted` flag. What does not: the account, the session,
+ * keys (game, room, npc), the `targeted` flag, and `anonymous` (the id is per session, so the
+ * memory service keeps such chatter only as generalized fragments). What does not: the account, the session,
  * the controller type (human or script), headers, addresses, device, keystroke timing, the
  * engine's millisecond clock, the sequence number. Output is built field by field from an
  * allow-list, never by copying and deleting, so a field added to engine events later cannot leak.
@@ -76,6 +77,9 @@ export class AnonymizationProxy {
       ts,
       text: event.text,
       targeted: event.targets.includes(npcId),
+      // Always present, so the key set is the same for everyone. Account vs anonymous session
+      // is not controller type: bots use both kinds, like people.
+      anonymous: event.session.kind === 'anonymous',
     }));
   }
 }

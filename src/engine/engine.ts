@@ -11,10 +11,10 @@ import { AccountStore, type ScryptCost } from './accounts.js';
 import { AnonymizationProxy } from './anonymization-proxy.js';
 import { systemClock, type Clock } from './clock.js';
 import { EngineError } from './errors.js';
-import { Game, type NpcResumedEvent } from './game.js';
+import { Game, type NpcResumedEvent, type StreamListener } from './game.js';
 import { parseGameDefinition } from './game-definition/validate.js';
 import type { MemoryPort } from './memory-port.js';
-import { OutboundQueue, type OutboundErrorHandler } from './outbound-queue.js';
+import { Outbox, type OutboundErrorHandler, type OutboxOptions } from './outbox/index.js';
 import { SessionStore } from './sessions.js';
 import type { ActionResult, ClientContext, GameId, NpcId, NpcStatus, RoomId, SessionToken, StreamEntry } from './types.js';
 
@@ -31,21 +31,25 @@ export interface GameEngineOptions {
   scryptCost?: ScryptCost;
   /** Told when a suspended NPC wakes, with how long it was suspended; the NPC runtime's cue. */
   onNpcResumed?: (event: NpcResumedEvent) => void;
-  /** A call to the memory service failed (Default: written to stderr). */
+  /** An attempt to call the memory service failed (Default: first failures and dead letters to stderr). */
   onOutboundError?: OutboundErrorHandler;
+  /** Store, retry policy and concurrency of the outbox (Default: in process, 200 ms..30 s backoff, 32 in flight). */
+  outbox?: Omit<OutboxOptions, 'onError'>;
 }
 
 export interface JoinOptions {
   /** Receives every entry of the participant's current room, in order. */
-  listener?: (entry: StreamEntry) => void;
+  listener?: StreamListener;
 }
 
 export class GameEngine {
   readonly accounts: AccountStore;
   readonly sessions: SessionStore;
   readonly clock: Clock;
+  /** Every call to the memory service goes through here; play never waits for it. */
+  readonly outbox: Outbox;
   readonly #proxy: AnonymizationProxy;
-  readonly #games = new Map<GameId, { game: Game; outbound: OutboundQueue }>();
+  readonly #games = new Map<GameId, { game: Game }>();
 
   constructor(private readonly options: GameEngineOptions) {
     this.clock = options.clock ?? systemClock;
@@ -54,6 +58,10 @@ export class GameEngine {
     this.#proxy = new AnonymizationProxy({
       secret: options.proxySecret,
       ...(options.timestampGranularitySeconds !== undefined ? { granularitySeconds: options.timestampGranularitySeconds } : {}),
+    });
+    this.outbox = new Outbox(options.memory, {
+      ...options.outbox,
+      ...(options.onOutboundError ? { onError: options.onOutboundError } : {}),
     });
   }
 
@@ -73,25 +81,29 @@ export class GameEngine {
       roster.set(npc.npcId, npc);
     }
     const gameId = `g-${randomBytes(12).toString('base64url')}`;
-    const outbound = new OutboundQueue(gameId, this.options.memory, this.options.onOutboundError ?? defaultOutboundError);
+    const outbox = this.outbox;
     const game = new Game(gameId, def, roster, {
       clock: this.clock,
       proxy: this.#proxy,
-      outbound,
+      outbound: {
+        ingest: (roomId, events) => outbox.ingest(gameId, roomId, events),
+        flushWorkingMemory: (request) => outbox.flushWorkingMemory(request),
+      },
       onNpcResumed: this.options.onNpcResumed ?? (() => {}),
       onListenerError: (error) => console.error('A stream listener threw; the entry was still delivered to everyone else.', error),
     });
-    outbound.registerSecrets({ gameId, secrets: game.secrets() });
-    this.#games.set(gameId, { game, outbound });
+    // Accepted before the game exists for anyone: no event of it can leave ahead of its secrets.
+    outbox.registerSecrets({ gameId, secrets: game.secrets() });
+    this.#games.set(gameId, { game });
     return gameId;
   }
 
   /** Ends a game: no more play, and the memory service is told its game memory expires now. */
   endGame(gameId: GameId): void {
-    const { game, outbound } = this.#entry(gameId);
+    const { game } = this.#entry(gameId);
     if (game.status === 'ended') return;
     game.end();
-    outbound.endGame();
+    this.outbox.endGame(gameId);
   }
 
   /** Adds a registry NPC to a running game (roster cap 10, room cap 6). */
@@ -126,6 +138,12 @@ export class GameEngine {
   act(token: SessionToken, gameId: GameId, action: unknown): ActionResult {
     const { session } = this.sessions.get(token);
     return this.#game(gameId).perform({ kind: 'participant', sessionId: session.sessionId }, action);
+  }
+
+  /** Pushes every entry this participant sees from now on; returns the function that stops it. */
+  subscribe(token: SessionToken, gameId: GameId, listener: StreamListener): () => void {
+    const { session } = this.sessions.get(token);
+    return this.#game(gameId).subscribe(session.sessionId, listener);
   }
 
   /** Everything this participant has seen, in order. */
@@ -164,9 +182,21 @@ export class GameEngine {
     return found;
   }
 
-  /** Resolves once every memory-service call queued so far has settled. */
-  async idle(): Promise<void> {
-    await Promise.all([...this.#games.values()].map((g) => g.outbound.idle()));
+  /** Resolves once every memory-service call accepted so far is delivered or set aside. */
+  idle(): Promise<void> {
+    return this.outbox.idle();
+  }
+
+  /** Running (not ended) games held by this engine. */
+  get runningGames(): number {
+    let n = 0;
+    for (const { game } of this.#games.values()) if (game.status === 'running') n += 1;
+    return n;
+  }
+
+  /** Stops the outbox's retry timers and closes its store; undelivered calls stay in a file store. */
+  close(): void {
+    this.outbox.close();
   }
 
   #entry(gameId: GameId) {
@@ -181,6 +211,3 @@ export class GameEngine {
     return game;
   }
 }
-
-const defaultOutboundError: OutboundErrorHandler = (error, call) =>
-  console.error(`Memory service call ${call.name} for game ${call.gameId} failed and was dropped.`, error);

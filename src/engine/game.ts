@@ -25,8 +25,8 @@ import {
   type PuzzleDefinition,
   type RoomDefinition,
 } from './game-definition/schema.js';
-import type { GameSecret } from './memory-port.js';
-import type { OutboundQueue } from './outbound-queue.js';
+import type { BoundaryEvent } from '../boundary/events.js';
+import type { FlushWorkingMemoryRequest, GameSecret } from './memory-port.js';
 import type {
   ActionResult,
   ClientContext,
@@ -102,7 +102,16 @@ interface ParticipantState {
   readonly displayName: string;
   roomId: RoomId;
   readonly received: StreamEntry[];
-  readonly listener?: (entry: StreamEntry) => void;
+  readonly listeners: Set<StreamListener>;
+}
+
+/** Receives each stream entry a participant sees, with its position in that participant's feed (from 1). */
+export type StreamListener = (entry: StreamEntry, cursor: number) => void;
+
+/** Where a game's calls to the memory service go: the engine's outbox, keyed by this game. */
+export interface GameOutbound {
+  ingest(roomId: RoomId, events: readonly BoundaryEvent[]): void;
+  flushWorkingMemory(request: FlushWorkingMemoryRequest): void;
 }
 
 interface NpcState {
@@ -122,7 +131,7 @@ export interface NpcResumedEvent extends NpcSuspensionRecord {
 export interface GameContext {
   readonly clock: Clock;
   readonly proxy: AnonymizationProxy;
-  readonly outbound: OutboundQueue;
+  readonly outbound: GameOutbound;
   readonly onNpcResumed: (event: NpcResumedEvent) => void;
   readonly onListenerError: (error: unknown) => void;
 }
@@ -181,14 +190,14 @@ export class Game {
 
   // ---- participants ---------------------------------------------------------------------------
 
-  join(session: Session, displayName: string, listener?: (entry: StreamEntry) => void): { roomId: RoomId } {
+  join(session: Session, displayName: string, listener?: StreamListener): { roomId: RoomId } {
     this.#assertRunning();
     if (this.#participants.has(session.sessionId)) throw new EngineError('ALREADY_IN_GAME', 'This session is already in the game.');
     const room = this.#room(this.definition.startRoom);
     if (room.participants.size >= MAX_PARTICIPANTS_PER_ROOM) {
       throw new EngineError('ROOM_FULL', `${capitalize(room.def.name)} already holds ${MAX_PARTICIPANTS_PER_ROOM} participants; try again when someone moves on.`);
     }
-    this.#participants.set(session.sessionId, { session, displayName, roomId: room.def.id, received: [], ...(listener ? { listener } : {}) });
+    this.#participants.set(session.sessionId, { session, displayName, roomId: room.def.id, received: [], listeners: new Set(listener ? [listener] : []) });
     room.participants.add(session.sessionId);
     this.#narrate(room, `${displayName} arrives.`);
     this.#occupancyChanged(room);
@@ -218,6 +227,13 @@ export class Game {
     return this.#participant(sessionId).received;
   }
 
+  /** Adds a listener to a participant's feed; returns the function that removes it. */
+  subscribe(sessionId: SessionId, listener: StreamListener): () => void {
+    const p = this.#participant(sessionId);
+    p.listeners.add(listener);
+    return () => p.listeners.delete(listener);
+  }
+
   roomOfParticipant(sessionId: SessionId): RoomId {
     return this.#participant(sessionId).roomId;
   }
@@ -238,6 +254,7 @@ export class Game {
     const listening = [...room.npcs].filter((id) => this.#npcs.get(id)?.state === 'active');
     if (listening.length > 0) {
       this.ctx.outbound.ingest(
+        room.def.id,
         this.ctx.proxy.toBoundaryEvents(
           {
             gameId: this.id,
@@ -536,10 +553,13 @@ export class Game {
     const present = [...room.participants].map((id) => this.#participants.get(id)).filter((p) => p !== undefined);
     for (const p of present) p.received.push(entry);
     for (const p of present) {
-      try {
-        p.listener?.(entry);
-      } catch (error) {
-        this.ctx.onListenerError(error);
+      const cursor = p.received.length;
+      for (const listener of p.listeners) {
+        try {
+          listener(entry, cursor);
+        } catch (error) {
+          this.ctx.onListenerError(error);
+        }
       }
     }
     return entry;

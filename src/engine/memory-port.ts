@@ -3,8 +3,9 @@
  *
  * Everything passed here is free of accounts, sessions, controller type and telemetry:
  * messages are `BoundaryEvent`s made by the anonymization proxy, and the other calls carry
- * only routing keys and game secrets. An HTTP implementation (with the outbox's retries and
- * idempotency keys) is a later piece of work; tests use a recording implementation.
+ * only routing keys and game secrets. The engine never calls a port directly: every call goes
+ * through the outbox (`outbox/`), which retries, orders and keys it. Implementations:
+ * `HttpMemoryPort` (the boundary contracts over HTTP); tests also use a recording port.
  */
 import type { BoundaryEvent } from '../boundary/events.js';
 import type { GameId, NpcId, RoomId } from './types.js';
@@ -33,13 +34,47 @@ export interface EndGameRequest {
   readonly gameId: GameId;
 }
 
+/** Events of one room of one game, in the room's order, under a key that is stable across retries. */
+export interface IngestRequest {
+  /** The same key on every attempt of this batch, so a retry after a timeout is stored once. */
+  readonly idempotencyKey: string;
+  readonly events: readonly BoundaryEvent[];
+}
+
 export interface MemoryPort {
-  /** Events of one room, in the room's order. */
-  ingest(events: readonly BoundaryEvent[]): Promise<void>;
+  /** Stores a batch once per idempotency key. */
+  ingest(request: IngestRequest): Promise<void>;
   /** Serialize the NPCs' working memory for (game, room) to episodic memory, then drop it. */
   flushWorkingMemory(request: FlushWorkingMemoryRequest): Promise<void>;
   /** Called once when a game starts, before any event of that game. */
   registerSecrets(request: RegisterSecretsRequest): Promise<void>;
   /** The game is over: its episodic memory and clues expire now. */
   endGame(request: EndGameRequest): Promise<void>;
+}
+
+/**
+ * A failed port call, classified for the outbox. `retryable` is false when sending the same
+ * request again cannot succeed (the memory service refused it: a bad field, a forbidden scope);
+ * such a call is set aside as a dead letter instead of blocking the calls behind it.
+ * Errors of any other type are treated as retryable (network errors, timeouts).
+ */
+export class MemoryPortError extends Error {
+  constructor(
+    /** The memory service's stable error code (e.g. UNKNOWN_FIELD), or a transport code. */
+    readonly code: string,
+    message: string,
+    readonly retryable: boolean,
+    options?: { status?: number; cause?: unknown },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'MemoryPortError';
+    this.status = options?.status;
+  }
+
+  /** HTTP status, when the memory service answered. */
+  readonly status: number | undefined;
+}
+
+export function isRetryable(error: unknown): boolean {
+  return error instanceof MemoryPortError ? error.retryable : true;
 }

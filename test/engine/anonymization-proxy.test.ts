@@ -49,8 +49,10 @@ describe('the anonymization proxy', () => {
       ts: Math.floor(Date.UTC(2026, 0, 1, 12, 0, 5) / 1000),
       text: '  @Mara   raw text, kept exactly  ',
       targeted: true,
+      anonymous: true,
     });
     expect(events[1]?.targeted).toBe(false);
+    expect(proxy.toBoundaryEvents(message(account('acc-1', 'script')), ['npc-mara-quenby'])[0]?.anonymous).toBe(false);
   });
 
   it('hashes an account into the same id in every session and game, whoever controls it', () => {

@@ -119,7 +119,7 @@ describe('controller opacity at the boundary', () => {
     const events = memory.boundaryEvents;
     expect(events.length).toBeGreaterThan(100);
     const keySets = new Set(events.map((e) => Object.keys(e).sort().join(',')));
-    expect([...keySets]).toEqual(['gameId,npcId,participantId,roomId,targeted,text,ts']);
+    expect([...keySets]).toEqual(['anonymous,gameId,npcId,participantId,roomId,targeted,text,ts']);
     for (const e of events) {
       expect(validateBoundary.Check(e)).toBe(true);
       expect(e.participantId).toMatch(/^[A-Za-z0-9_-]{43}$/);

@@ -47,7 +47,7 @@ describe('the library scenario: an emptied room suspends its NPCs', () => {
 
     expect(memory.callsFor(MARA, mark)).toEqual([]);
     expect(memory.callsFor(OSRIC, mark)).toEqual([]);
-    expect(memory.callsFor(TOBIAS, mark)).toHaveLength(45);
+    expect(memory.eventsFor(TOBIAS, mark)).toHaveLength(45);
     const libraryResumptions = () => resumed.filter((r) => r.roomId === 'reading-room');
     expect(libraryResumptions()).toEqual([]);
 

@@ -1,17 +1,19 @@
 /**
  * The one stand-in the engine tests use: a MemoryPort that records every outbound call, so a
- * test can count what left the engine (and for which NPC). The real HTTP port comes later.
+ * test can count what left the engine (and for which NPC). The tests against the real memory
+ * service use `HttpMemoryPort` (test/engine/outbox-against-memory-service.test.ts).
  */
 import type { BoundaryEvent } from '../../../src/boundary/events.js';
 import type {
   EndGameRequest,
   FlushWorkingMemoryRequest,
+  IngestRequest,
   MemoryPort,
   RegisterSecretsRequest,
 } from '../../../src/engine/memory-port.js';
 
 export type RecordedCall =
-  | { name: 'ingest'; events: BoundaryEvent[] }
+  | { name: 'ingest'; idempotencyKey: string; events: BoundaryEvent[] }
   | { name: 'flushWorkingMemory'; request: FlushWorkingMemoryRequest }
   | { name: 'registerSecrets'; request: RegisterSecretsRequest }
   | { name: 'endGame'; request: EndGameRequest };
@@ -19,8 +21,8 @@ export type RecordedCall =
 export class RecordingMemoryPort implements MemoryPort {
   readonly calls: RecordedCall[] = [];
 
-  async ingest(events: readonly BoundaryEvent[]): Promise<void> {
-    this.calls.push({ name: 'ingest', events: structuredClone([...events]) });
+  async ingest(request: IngestRequest): Promise<void> {
+    this.calls.push({ name: 'ingest', idempotencyKey: request.idempotencyKey, events: structuredClone([...request.events]) });
   }
 
   async flushWorkingMemory(request: FlushWorkingMemoryRequest): Promise<void> {
@@ -42,6 +44,11 @@ export class RecordingMemoryPort implements MemoryPort {
         ? c.events.some((e) => e.npcId === npcId)
         : c.name === 'flushWorkingMemory' && c.request.npcIds.includes(npcId),
     );
+  }
+
+  /** Boundary events routed to one NPC (a backlog goes out coalesced, so count events, not calls). */
+  eventsFor(npcId: string, from = 0): BoundaryEvent[] {
+    return this.calls.slice(from).flatMap((c) => (c.name === 'ingest' ? c.events.filter((e) => e.npcId === npcId) : []));
   }
 
   get boundaryEvents(): BoundaryEvent[] {
