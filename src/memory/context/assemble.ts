@@ -12,7 +12,7 @@ import { toVectorLiteral } from '../embeddings/types.js';
 import { MemoryError } from '../errors.js';
 import { inScope, readInScope, type Scope } from '../scope.js';
 import { rowAad, type MemoryService } from '../service.js';
-import { EPISODE_COLUMNS, factColumns, type EpisodeRow, type FactRow } from '../store/rows.js';
+import { EPISODE_COLUMNS, candidateColumns, type CandidateRow, type EpisodeRow } from '../store/rows.js';
 import { ensureGame } from '../store/ingest-requests.js';
 import { WORKING_SELECT, deleteWorking, getContextLog, insertContextLog, putWorking, type WorkingRow } from '../store/working.js';
 import { insertWorkingSummary } from '../store/episodes.js';
@@ -24,11 +24,17 @@ import { openWorking, sealWorking, serializeWorking, updateWorking } from './wor
 import { RECONSTRUCTION_DIRECTIVE, CONTROLLER_OPACITY_DIRECTIVE, STATE_DIRECTIVE, reconstructionTopic } from './directives.js';
 
 /** How many candidates each tier contributes before scoring. */
-const LIMITS = { clues: 50, socialPerParticipant: 64, lore: 20, episodes: 20, fragments: 3 } as const;
+/** How many candidates each tier contributes before scoring. A participant's facts are first cut to
+ * their most important ones (cheap), and only those are compared with the query (a vector distance each). */
+const LIMITS = { clues: 50, socialPerParticipant: 16, lore: 20, episodes: 20, fragments: 3 } as const;
 const DEFAULT_BUDGET = 2000;
+/** Below this many free tokens no item fits; packing a section stops. */
+const MIN_ITEM_TOKENS = 24;
+/** After this many candidates in a row did not fit, a section is considered full. */
+const MAX_MISSES = 3;
 const STATE_DIRECTIVE_TOKENS = countTokens(STATE_DIRECTIVE) + 8;
 
-type Candidate = { tier: FactTier; row: FactRow & { distance: number }; score: number };
+type Candidate = { tier: FactTier; row: CandidateRow; score: number };
 
 /** The record kept for every assembly: ids, scores, timings and token counts; never memory text. */
 export interface ContextRecord {
@@ -78,19 +84,20 @@ export class ContextAssembler {
       { text: 'SELECT version, persona, directives, core FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 ORDER BY version DESC LIMIT 1', params: [tenantId, npcId] },
       { text: WORKING_SELECT, params: [tenantId, gameId, request.roomId, npcId] },
       {
-        text: `SELECT ${factColumns(true, false)}, embedding <=> $1::vector AS distance FROM memory.clues
+        text: `SELECT ${candidateColumns(true, false)}, embedding <=> $1::vector AS distance FROM memory.clues
                WHERE tenant_id = $2 AND game_id = $3 AND npc_id = $4 AND ${current} ORDER BY distance LIMIT ${LIMITS.clues}`,
         params: [q, tenantId, gameId, npcId],
       },
       {
-        text: `SELECT * FROM (SELECT ${factColumns(false, true)}, embedding <=> $1::vector AS distance,
-                 row_number() OVER (PARTITION BY participant_id ORDER BY importance DESC, created_at DESC) AS rank
-               FROM memory.social WHERE tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[]) AND ${current}) s
-               WHERE rank <= ${LIMITS.socialPerParticipant}`,
+        text: `SELECT ${candidateColumns(false, true)}, embedding <=> $1::vector AS distance FROM memory.social
+               WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY participant_id ORDER BY importance DESC, created_at DESC) AS rank
+                            FROM memory.social WHERE tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[]) AND ${current}) ranked
+                            WHERE rank <= ${LIMITS.socialPerParticipant})
+                 AND tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[])`,
         params: [q, tenantId, npcId, present],
       },
       {
-        text: `SELECT ${factColumns(false, false)}, embedding <=> $1::vector AS distance FROM memory.lore
+        text: `SELECT ${candidateColumns(false, false)}, embedding <=> $1::vector AS distance FROM memory.lore
                WHERE tenant_id = $2 AND npc_id = $3 AND ${current} ORDER BY distance LIMIT ${LIMITS.lore}`,
         params: [q, tenantId, npcId],
       },
@@ -118,7 +125,7 @@ export class ContextAssembler {
     const now = Date.now();
     const candidates = (tier: FactTier, rows: Record<string, unknown>[]): Candidate[] =>
       rows.map((r) => {
-        const row = r as unknown as FactRow & { distance: number };
+        const row = r as unknown as CandidateRow;
         return {
           tier,
           row,
@@ -128,7 +135,7 @@ export class ContextAssembler {
             source: row.source as Source,
             confidence: row.confidence,
             retention: row.retention as RetentionClass,
-            ageSeconds: (now - new Date(row.created_at).getTime()) / 1000,
+            ageSeconds: (now - row.created_ms) / 1000,
           }),
         };
       });
@@ -221,7 +228,7 @@ export class ContextAssembler {
       request.messages,
       Math.floor(rest * QUOTAS.transcript),
     );
-    sectionTokens.transcript = jsonTokens(working.turns) + countTokens(working.summary ?? '');
+    sectionTokens.transcript = working.tokens;
 
     // The other sections share what the transcript left, by their quotas; unused room flows on.
     const remaining = Math.max(0, rest - sectionTokens.transcript);
@@ -232,6 +239,7 @@ export class ContextAssembler {
     const take = <T>(section: 'clues' | 'social' | 'episodes' | 'lore', count: number, render: (i: number) => T | undefined, cost: (t: T) => number): T[] => {
       const quota = Math.floor((remaining * QUOTAS[section]) / shares) + carry;
       let room = quota;
+      let misses = 0;
       const out: T[] = [];
       for (let i = 0; i < count; i++) {
         const rendered = render(i);
@@ -239,6 +247,8 @@ export class ContextAssembler {
         const tokens = cost(rendered);
         if (tokens > room) {
           overQuota += 1;
+          // Full, or nearly: stop decrypting and counting what will not fit.
+          if (room < MIN_ITEM_TOKENS || ++misses >= MAX_MISSES) break;
           continue;
         }
         room -= tokens;
@@ -313,8 +323,12 @@ export class ContextAssembler {
       timingsMs: { retrieve: 0, score: 0, pack: 0, persist: 0, total: 0 },
       tokens: window.tokens,
     };
+    const firstInRoom = workingRows![0] === undefined;
     await inScope(this.service.db, scoped, async (tx) => {
-      await ensureGame(tx, tenantId, gameId);
+      // Working memory and the log are rebuilt from the engine's stream if lost: no need to wait
+      // for the WAL flush (a crash can lose at most the last few milliseconds of them).
+      await tx.query("SELECT set_config('synchronous_commit', 'off', true)");
+      if (firstInRoom) await ensureGame(tx, tenantId, gameId);
       const { keyId, key } = await this.service.keys.forWrite(tx, tenantId, 'game', gameId);
       await putWorking(tx, {
         tenantId,
@@ -324,7 +338,7 @@ export class ContextAssembler {
         lastSeq: working.lastSeq,
         stateVersion: request.state.version,
         keyId,
-        ciphertext: sealWorking(key, tenantId, gameId, request.roomId, npcId, working),
+        ciphertext: sealWorking(key, tenantId, gameId, request.roomId, npcId, { lastSeq: working.lastSeq, summary: working.summary, turns: working.turns }),
       });
       const persisted = performance.now();
       record.timingsMs = {
@@ -357,7 +371,7 @@ function newestPerKey(candidates: Candidate[], shadowed: ContextRecord['shadowed
     const seen = newest.get(k);
     if (!seen) newest.set(k, c);
     else {
-      const [win, lose] = new Date(c.row.created_at).getTime() > new Date(seen.row.created_at).getTime() ? [c, seen] : [seen, c];
+      const [win, lose] = c.row.created_ms > seen.row.created_ms ? [c, seen] : [seen, c];
       newest.set(k, win);
       shadowed.push({ id: lose.row.id, by: win.row.id, reason: 'a newer fact with the same key' });
     }

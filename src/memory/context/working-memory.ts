@@ -12,7 +12,7 @@ import { seal } from '../crypto/cipher.js';
 import type { MemoryService } from '../service.js';
 import type { WorkingRow } from '../store/working.js';
 import { SUMMARIZE_AT } from './scoring.js';
-import { countTokens, jsonTokens } from './tokens.js';
+import { countTokens } from './tokens.js';
 
 export interface WorkingMemory {
   lastSeq: number;
@@ -50,24 +50,51 @@ export function sealWorking(key: Uint8Array, tenantId: string, gameId: string, r
   return seal(key, Buffer.from(JSON.stringify(working), 'utf8'), aad(tenantId, gameId, roomId, npcId));
 }
 
-/** Adds the messages not seen yet (by sequence number), then summarizes past 80% of the quota. */
-export function updateWorking(working: WorkingMemory, messages: readonly RoomMessage[], quota: number): WorkingMemory {
+/** JSON framing of one turn in the window: {"seq":…,"speaker":"…","text":"…","targeted":…}, */
+const TURN_FRAMING_TOKENS = 14;
+const SEPARATOR = ' / ';
+
+/**
+ * Adds the messages not seen yet (by sequence number); past 80% of the transcript's quota, the
+ * older half of the turns is shortened into the summary, whose oldest lines go first when it
+ * outgrows its share. Token counts are computed once per turn and per summary line.
+ */
+export function updateWorking(working: WorkingMemory, messages: readonly RoomMessage[], quota: number): WorkingMemory & { tokens: number } {
   const fresh = messages
     .filter((m) => m.seq > working.lastSeq)
     .sort((a, b) => a.seq - b.seq)
     .map((m) => ({ seq: m.seq, speaker: speakerLabel(m.speaker), text: m.text, targeted: m.targeted }));
-  let turns = [...working.turns, ...fresh];
-  let summary = working.summary;
-  const size = () => jsonTokens(turns) + countTokens(summary ?? '');
-  while (size() > SUMMARIZE_AT * quota && turns.length > 2) {
-    const older = turns.slice(0, Math.ceil(turns.length / 2));
-    turns = turns.slice(older.length);
-    const lines = older.map((t) => `${t.speaker}: ${shorten(t.text)}`);
-    summary = [summary, ...lines].filter(Boolean).join(' / ');
-    const cap = Math.max(16, Math.floor(quota * SUMMARY_SHARE));
-    while (countTokens(summary) > cap && summary.includes(' / ')) summary = `… ${summary.slice(summary.indexOf(' / ') + 3)}`;
+  const turns = [...working.turns, ...fresh];
+  const turnCost = (t: ContextTurn) => countTokens(t.speaker) + countTokens(t.text) + TURN_FRAMING_TOKENS;
+  const costs = turns.map(turnCost);
+  const trimmed = working.summary?.startsWith('… ') ?? false;
+  const lines = working.summary ? (trimmed ? working.summary.slice(2) : working.summary).split(SEPARATOR) : [];
+  const lineCosts = lines.map((l) => countTokens(l) + 1);
+  let dropped = trimmed;
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const cap = Math.max(16, Math.floor(quota * SUMMARY_SHARE));
+  while (sum(costs) + sum(lineCosts) > SUMMARIZE_AT * quota && turns.length > 2) {
+    const n = Math.ceil(turns.length / 2);
+    const older = turns.splice(0, n);
+    costs.splice(0, n);
+    for (const t of older) {
+      const line = `${t.speaker}: ${shorten(t.text)}`;
+      lines.push(line);
+      lineCosts.push(countTokens(line) + 1);
+    }
+    while (sum(lineCosts) > cap && lines.length > 1) {
+      lines.shift();
+      lineCosts.shift();
+      dropped = true;
+    }
   }
-  return { lastSeq: Math.max(working.lastSeq, ...fresh.map((t) => t.seq)), summary, turns };
+  const summary = lines.length > 0 ? `${dropped ? '… ' : ''}${lines.join(SEPARATOR)}` : null;
+  return {
+    lastSeq: Math.max(working.lastSeq, ...fresh.map((t) => t.seq)),
+    summary,
+    turns,
+    tokens: sum(costs) + sum(lineCosts) + (turns.length > 0 ? 4 : 0),
+  };
 }
 
 function shorten(text: string): string {

@@ -56,3 +56,34 @@ export interface FactRow {
 
 export const iso = (v: Date | string): string => (v instanceof Date ? v : new Date(v)).toISOString();
 export const isoOrNull = (v: Date | string | null): string | null => (v === null ? null : iso(v));
+
+/**
+ * The narrow column list of context retrieval: what scoring, conflict resolution and decryption
+ * need, with the creation time as epoch milliseconds (parsing timestamps costs more than it seems
+ * when a context reads a few hundred rows).
+ */
+export function candidateColumns(gameBound: boolean, participantBound: boolean): string {
+  return [
+    'id, npc_id',
+    gameBound ? 'game_id' : 'NULL::text AS game_id',
+    participantBound ? 'participant_id' : 'NULL::text AS participant_id',
+    'fact_key, source, confidence, importance, retention, key_id, ciphertext',
+    '(extract(epoch FROM created_at) * 1000)::float8 AS created_ms',
+  ].join(', ');
+}
+
+export interface CandidateRow {
+  id: string;
+  npc_id: string;
+  game_id: string | null;
+  participant_id: string | null;
+  fact_key: string;
+  source: string;
+  confidence: number;
+  importance: number;
+  retention: string;
+  key_id: string;
+  ciphertext: Uint8Array;
+  created_ms: number;
+  distance: number;
+}

@@ -18,8 +18,9 @@ EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
 
 GRANT USAGE ON SCHEMA memory TO memory_runtime, memory_admin;
 
--- Scope accessors. SQL, STABLE and SECURITY INVOKER: the planner inlines them, so a
--- policy on game_id becomes an index condition.
+-- Scope accessors. SQL, STABLE and SECURITY INVOKER. Policies call them as scalar subqueries,
+-- `(SELECT memory.scope_game())`: an InitPlan evaluated once per statement (not once per row),
+-- usable as an index condition.
 CREATE FUNCTION memory.scope_tenant() RETURNS uuid LANGUAGE sql STABLE PARALLEL SAFE
   AS $$ SELECT nullif(current_setting('memory.tenant', true), '')::uuid $$;
 CREATE FUNCTION memory.scope_game() RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
@@ -253,53 +254,53 @@ ALTER TABLE memory.ingest_requests ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SE
 CREATE POLICY api_key_presented ON memory.api_keys TO memory_runtime
   USING (key_id = nullif(current_setting('memory.key_id', true), ''));
 CREATE POLICY tenant_own ON memory.tenants TO memory_runtime, memory_admin
-  USING (tenant_id = memory.scope_tenant());
+  USING (tenant_id = (SELECT memory.scope_tenant()));
 
 CREATE POLICY game_scope ON memory.games TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()));
 
 CREATE POLICY data_key_scope ON memory.data_keys TO memory_runtime, memory_admin
-  USING (tenant_id = memory.scope_tenant() AND (
-        (scope_kind = 'game' AND scope_ref = memory.scope_game())
-     OR (scope_kind = 'participant' AND scope_ref = ANY (memory.scope_participants()))
-     OR (scope_kind = 'npc' AND scope_ref = memory.scope_npc())))
-  WITH CHECK (tenant_id = memory.scope_tenant() AND (
-        (scope_kind = 'game' AND scope_ref = memory.scope_game())
-     OR (scope_kind = 'participant' AND scope_ref = ANY (memory.scope_participants()))
-     OR (scope_kind = 'npc' AND scope_ref = memory.scope_npc())));
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND (
+        (scope_kind = 'game' AND scope_ref = (SELECT memory.scope_game()))
+     OR (scope_kind = 'participant' AND scope_ref = ANY ((SELECT memory.scope_participants())::text[]))
+     OR (scope_kind = 'npc' AND scope_ref = (SELECT memory.scope_npc()))))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND (
+        (scope_kind = 'game' AND scope_ref = (SELECT memory.scope_game()))
+     OR (scope_kind = 'participant' AND scope_ref = ANY ((SELECT memory.scope_participants())::text[]))
+     OR (scope_kind = 'npc' AND scope_ref = (SELECT memory.scope_npc()))));
 
 CREATE POLICY procedural_read ON memory.procedural TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc()));
 CREATE POLICY procedural_admin ON memory.procedural TO memory_admin
-  USING (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc()));
 
 CREATE POLICY episodic_scope ON memory.episodic TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()) AND npc_id = (SELECT memory.scope_npc()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()) AND npc_id = (SELECT memory.scope_npc()));
 
 CREATE POLICY clue_scope ON memory.clues TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()) AND npc_id = (SELECT memory.scope_npc()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()) AND npc_id = (SELECT memory.scope_npc()));
 
 CREATE POLICY social_scope ON memory.social TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc()
-         AND participant_id = ANY (memory.scope_participants()))
-  WITH CHECK (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc()
-         AND participant_id = ANY (memory.scope_participants()));
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc())
+         AND participant_id = ANY ((SELECT memory.scope_participants())::text[]))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc())
+         AND participant_id = ANY ((SELECT memory.scope_participants())::text[]));
 
 CREATE POLICY lore_scope ON memory.lore TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc()));
 
 CREATE POLICY fragment_scope ON memory.fragments TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND npc_id = (SELECT memory.scope_npc()));
 
 CREATE POLICY ingest_scope ON memory.ingest_requests TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()));
 
 -- Privileges: episodic is append-only and procedural read-only for the runtime.
 GRANT SELECT ON memory.tenants, memory.api_keys TO memory_runtime;

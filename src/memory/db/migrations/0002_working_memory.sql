@@ -46,13 +46,13 @@ ALTER TABLE memory.working     ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURI
 ALTER TABLE memory.context_log ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
 
 CREATE POLICY working_scope ON memory.working TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()) AND npc_id = (SELECT memory.scope_npc()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()) AND npc_id = (SELECT memory.scope_npc()));
 
 -- The log is read back by game (a developer asks "why did she say that" with the game's token).
 CREATE POLICY context_log_scope ON memory.context_log TO memory_runtime
-  USING (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game())
-  WITH CHECK (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc());
+  USING (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()))
+  WITH CHECK (tenant_id = (SELECT memory.scope_tenant()) AND game_id = (SELECT memory.scope_game()) AND npc_id = (SELECT memory.scope_npc()));
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON memory.working TO memory_runtime;
 GRANT SELECT, INSERT ON memory.context_log TO memory_runtime;
