@@ -7,6 +7,7 @@ import { migrate } from './db/migrate.js';
 import { createTenant, mintApiKey } from './credentials.js';
 import type { Database } from './db/types.js';
 import path from 'node:path';
+import { registerAdminCommands } from './admin/cli.js';
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -43,6 +44,8 @@ program
       console.log(await mintApiKey(db, options.tenant, options.role));
     }),
   );
+
+registerAdminCommands(program, withDatabase);
 
 program.parseAsync().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);

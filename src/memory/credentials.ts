@@ -5,6 +5,7 @@ import type { Keyring } from './crypto/keyring.js';
 import { inScope } from './scope.js';
 import { findApiKey, insertApiKey, insertTenant } from './store/credentials.js';
 import { MemoryError } from './errors.js';
+import { grantTenantOwner } from './admin/store.js';
 
 /**
  * Who is calling, as proven by a credential:
@@ -19,12 +20,14 @@ export type Principal =
 const KEY_FORMAT = /^mk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
-/** Operator action: a new tenant with one key of each role. Returns the keys once; only hashes are stored. */
+/** Operator action: a new tenant with one key of each role (the admin key as tenant owner). Returns the keys once; only hashes are stored. */
 export async function createTenant(db: Database, name: string): Promise<{ tenantId: string; runtimeKey: string; adminKey: string }> {
   return db.transaction(async (tx) => {
     const tenantId = await insertTenant(tx, name);
     const runtimeKey = await mintApiKey(tx, tenantId, 'runtime');
     const adminKey = await mintApiKey(tx, tenantId, 'admin');
+    // The first admin key is the tenant owner: every admin attribute (admin/principals.ts).
+    await grantTenantOwner(tx, tenantId, adminKey);
     return { tenantId, runtimeKey, adminKey };
   });
 }

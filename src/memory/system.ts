@@ -11,6 +11,8 @@ import { OpenAIEmbedder } from './embeddings/openai.js';
 import { MemoryService } from './service.js';
 import { Credentials } from './credentials.js';
 import { buildMemoryApp } from './http/app.js';
+import { adminServices, type AdminServices } from './admin/services.js';
+import path from 'node:path';
 
 export interface MemoryConfig {
   /** Native PostgreSQL connection string; when absent the embedded PGlite is used. */
@@ -30,6 +32,8 @@ export interface MemorySystem {
   embedder: Embedder;
   service: MemoryService;
   credentials: Credentials;
+  /** Ledger, consent, cloning and lineage. */
+  admin: AdminServices;
   app: FastifyInstance;
   close(): Promise<void>;
 }
@@ -54,13 +58,16 @@ export async function assemble(db: Database, config: Omit<MemoryConfig, 'databas
     (config.logger || undefined)?.error({ rowId }, 'memory row failed authentication (altered or moved ciphertext); not shown'),
   );
   const credentials = new Credentials(db, keyring);
-  const app = await buildMemoryApp({ service, credentials, logger: config.logger });
+  // Signed ledger checkpoints live beside the keyring, outside the database.
+  const admin = adminServices(db, keyring, service.keys, path.join(config.keyringDir, 'audit-checkpoints'));
+  const app = await buildMemoryApp({ service, credentials, admin, logger: config.logger });
   return {
     db,
     keyring,
     embedder,
     service,
     credentials,
+    admin,
     app,
     async close() {
       await app.close();

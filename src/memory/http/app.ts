@@ -8,19 +8,24 @@ import { authenticate } from './auth.js';
 import { toPublicError } from './errors.js';
 import { memoryRoutes } from './routes/memories.js';
 import { contextRoutes } from './routes/context.js';
+import { adminRoutes } from './routes/admin.js';
+import type { AdminServices } from '../admin/services.js';
 
 /** What route modules get: the service's components. Features add their own fields here. */
 export interface MemoryRouteDeps {
+  /** Ledger, consent, cloning and lineage (admin/services.ts). */
+  admin: AdminServices;
   service: MemoryService;
   credentials: Credentials;
 }
 
 /** Every route module of the API, one per feature (routes/*.ts). */
-const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes];
+const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes, adminRoutes];
 
 export interface MemoryAppOptions {
   service: MemoryService;
   credentials: Credentials;
+  admin: AdminServices;
   /** A pino logger; memory text never reaches it. (Default: silent) */
   logger?: Logger | false;
   /** Largest accepted request body in bytes. (Default: 1 MiB) */
@@ -62,7 +67,7 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
   app.get('/health', { schema: { security: [] } }, async () => ({ status: 'ok', backend: service.db.backend }));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const deps: MemoryRouteDeps = { service, credentials };
+  const deps: MemoryRouteDeps = { service, credentials, admin: options.admin };
   for (const routes of ROUTES) routes(app, deps);
   return app;
 }

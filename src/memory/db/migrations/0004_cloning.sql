@@ -175,6 +175,16 @@ CREATE POLICY episodic_admin_count ON memory.episodic FOR SELECT TO memory_admin
 
 -- Privileges. The ledger: SELECT and INSERT only, for both roles; never UPDATE, DELETE, TRUNCATE.
 GRANT SELECT, INSERT ON memory.audit_ledger TO memory_runtime, memory_admin;
+-- Game end and erasure (0003) run as memory_lifecycle and record themselves in the same transaction.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memory_lifecycle') THEN
+    GRANT SELECT, INSERT ON memory.audit_ledger TO memory_lifecycle;
+    CREATE POLICY audit_read_lifecycle ON memory.audit_ledger FOR SELECT TO memory_lifecycle
+      USING (tenant_id = memory.scope_tenant());
+    CREATE POLICY audit_append_lifecycle ON memory.audit_ledger FOR INSERT TO memory_lifecycle
+      WITH CHECK (tenant_id = memory.scope_tenant());
+  END IF;
+END $$;
 GRANT SELECT ON memory.admin_principals TO memory_admin;
 GRANT SELECT, INSERT ON memory.consents, memory.consent_revocations TO memory_runtime;
 GRANT SELECT ON memory.consents, memory.consent_revocations TO memory_admin;

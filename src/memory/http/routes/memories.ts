@@ -2,10 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IngestBatch, IngestResult } from '../../../boundary/events.js';
 import { MemoryError } from '../../errors.js';
-import type { Scope } from '../../scope.js';
 import type { DurableTier } from '../../types.js';
 import { notVisible, requireKey, scopeOf, UUID } from '../auth.js';
 import type { MemoryRouteDeps } from '../app.js';
+import { requireAttribute } from '../../admin/principals.js';
+import { writeProcedural } from '../../admin/procedural.js';
 import {
   CountQuery,
   ErrorBody,
@@ -125,8 +126,9 @@ export function memoryRoutes(fastify: FastifyInstance, { service, credentials }:
       if (principal.role !== 'admin') {
         throw new MemoryError('FORBIDDEN', 'procedural memory is written with an admin key only', 403);
       }
-      const scope: Scope = { tenantId: principal.tenantId, npcId: request.params.npcId, role: 'admin' };
-      const procedural = await service.putProcedural(scope, request.body, `key:${principal.keyId}`);
+      // Attribute check (admin/principals.ts), then the write and its ledger record in one transaction.
+      const admin = await requireAttribute(request, 'write_procedural', request.params.npcId);
+      const procedural = await writeProcedural(service.db, admin, request.params.npcId, request.body);
       return reply.status(201).send({ procedural });
     },
   );

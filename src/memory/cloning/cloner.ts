@@ -1,0 +1,333 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { countTokens } from 'gpt-tokenizer';
+import type { Database, Sql, Tx } from '../db/types.js';
+import type { DataKeys } from '../crypto/data-keys.js';
+import { open, seal } from '../crypto/cipher.js';
+import { inScope } from '../scope.js';
+import { rowAad } from '../service.js';
+import { MemoryError } from '../errors.js';
+import type { Lineage } from '../types.js';
+import { appendAudit, canonicalJson } from '../audit/ledger.js';
+import { consentInputs, type ConsentStatus, type ConsentTokens } from './consent.js';
+import { looksLikeClue, redactedPreview, unopenedPreview } from './redact.js';
+import * as store from './store.js';
+
+/**
+ * Cloning NPC-A into NPC-B (DESIGN.md section 6, seed 000 "Safe Cloning Command Contract").
+ *
+ * Per tier: procedural copied (as B's next version); lore copied; player-specific social facts
+ * copied only for participants with a verified consent token; game clues, episodes and
+ * anonymous fragments excluded. Fragments are excluded because they are reachable only through
+ * uncertain reconstruction of anonymous speakers, and lore is by definition the part of social
+ * memory a clone may copy: a fragment is neither.
+ *
+ * One pipeline, `plan`, decides every row; a dry run runs it in a read-only transaction and
+ * writes nothing but its ledger record; a commit runs it and then writes, in one transaction
+ * with its ledger record. The pipeline opens (decrypts) only rows it will copy: clues, episodes,
+ * fragments and unconsented social facts are counted and named, never decrypted; the admin
+ * role cannot even unwrap their keys (0004's policies).
+ */
+export const TOOL_VERSION = 'npc-memory/clone@1.0.0';
+
+export type BlockRule =
+  | 'clue_excluded'
+  | 'episodic_excluded'
+  | 'fragment_excluded'
+  | 'not_current'
+  | 'no_consent'
+  | `consent_${Exclude<ConsentStatus, 'valid'>}`
+  | 'looks_like_clue'
+  | 'key_destroyed'
+  | 'integrity_failure';
+
+export type ManifestTier = 'procedural' | 'lore' | 'social' | 'clue' | 'episodic' | 'fragment';
+
+export interface BlockedSample {
+  tier: ManifestTier;
+  id: string;
+  rule: BlockRule;
+  gameId?: string;
+  preview: string;
+}
+
+export interface CloneManifest {
+  mode: 'dry_run' | 'commit';
+  operationId: string;
+  tenantId: string;
+  source: string;
+  target: string;
+  toolVersion: string;
+  actor: string;
+  at: string;
+  tokens: { estimated: number; byTier: { procedural: number; lore: number; social: number }; tokenizer: string };
+  cleared: { procedural: number; lore: number; social: number; total: number };
+  blocked: { byRule: Partial<Record<BlockRule, number>>; byTier: Partial<Record<ManifestTier, number>>; total: number };
+  consent: { tokensChecked: number; byStatus: Partial<Record<ConsentStatus, number>>; participantsConsented: number };
+  sample: BlockedSample[];
+  /** After a commit: what was written. */
+  written?: { procedural: { npcId: string; version: number } | null; lore: number; social: number };
+}
+
+export interface CloneRequest {
+  tenantId: string;
+  sourceNpc: string;
+  targetNpc: string;
+  /** Who authorized it (lineage `actor`, ledger `actor`). */
+  actor: string;
+  /** Tokens offered with the request, in addition to those recorded for the source NPC. */
+  consentTokens?: readonly string[];
+  /** Blocked rows shown per rule. (Default: 3) */
+  samplePerRule?: number;
+}
+
+interface CopyItem {
+  tier: 'lore' | 'social';
+  row: store.SourceFactRow;
+  body: Buffer;
+}
+
+interface Plan {
+  procedural?: store.SourceProcedural;
+  copies: CopyItem[];
+  consented: string[];
+  manifest: Omit<CloneManifest, 'mode' | 'operationId' | 'at'>;
+}
+
+const SAMPLE_CAP = 30;
+const PARTICIPANT = /^[A-Za-z0-9_-]{8,128}$/;
+
+export class Cloner {
+  constructor(
+    private readonly db: Database,
+    private readonly keys: DataKeys,
+    private readonly consents: ConsentTokens,
+  ) {}
+
+  /** The whole pipeline, writing nothing but its ledger record. */
+  async dryRun(request: CloneRequest): Promise<{ manifest: CloneManifest; ledger: { seq: number; hash: string } }> {
+    checkRequest(request);
+    const plan = await inScope(this.db, this.sourceScope(request), async (tx) => {
+      // Read-only from here on: a dry run that tried to write would fail, not write.
+      await tx.query('SET TRANSACTION READ ONLY');
+      return this.plan(tx, request);
+    });
+    const manifest: CloneManifest = { mode: 'dry_run', operationId: randomUUID(), at: new Date().toISOString(), ...plan.manifest };
+    const ledger = await inScope(this.db, { tenantId: request.tenantId, role: 'admin' }, (tx) =>
+      appendAudit(tx, ledgerEntry('clone_dry_run', manifest)),
+    );
+    return { manifest, ledger };
+  }
+
+  /** The same pipeline, then the writes, the lineage index and the ledger record: all or nothing. */
+  async commit(request: CloneRequest): Promise<{ manifest: CloneManifest; ledger: { seq: number; hash: string } }> {
+    checkRequest(request);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await inScope(this.db, this.sourceScope(request), (tx) => this.commitIn(tx, request));
+      } catch (error) {
+        // A concurrent writer took the target's next procedural version: run again.
+        if ((error as { code?: string }).code === '23505' && attempt < 3) continue;
+        throw error;
+      }
+    }
+  }
+
+  private async commitIn(tx: Tx, request: CloneRequest): Promise<{ manifest: CloneManifest; ledger: { seq: number; hash: string } }> {
+    const plan = await this.plan(tx, request);
+    const operationId = randomUUID();
+    const at = new Date().toISOString();
+    const { tenantId, sourceNpc, targetNpc, actor } = request;
+    const lineage = (sourceRowId: string): Lineage => ({ sourceNpcId: sourceNpc, sourceRowId, operationId, actor, toolVersion: TOOL_VERSION, at });
+    const lineageRows: store.LineageRow[] = [];
+    await store.setNpcScope(tx, targetNpc, plan.consented);
+
+    let procedural: { npcId: string; version: number } | null = null;
+    if (plan.procedural) {
+      const sourceRowId = proceduralRowId(sourceNpc, plan.procedural.version);
+      const version = await store.insertClonedProcedural(tx, {
+        tenantId,
+        npcId: targetNpc,
+        source: plan.procedural,
+        createdBy: actor,
+        lineage: lineage(sourceRowId),
+      });
+      procedural = { npcId: targetNpc, version };
+      lineageRows.push({ operation_id: operationId, tier: 'procedural', row_id: proceduralRowId(targetNpc, version), npc_id: targetNpc, participant_id: null, source_npc: sourceNpc, source_row_id: sourceRowId });
+    }
+    const written = { procedural, lore: 0, social: 0 };
+    for (const item of plan.copies) {
+      const participantId = item.tier === 'social' ? item.row.participant_id! : undefined;
+      const { keyId, key } =
+        item.tier === 'social'
+          ? await this.keys.forWrite(tx, tenantId, 'participant', participantId!)
+          : await this.keys.forWrite(tx, tenantId, 'npc', targetNpc);
+      const id = randomUUID();
+      await store.insertClonedFact(tx, item.tier, {
+        id,
+        tenantId,
+        npcId: targetNpc,
+        participantId,
+        source: item.row,
+        keyId,
+        ciphertext: seal(key, item.body, rowAad(item.tier, tenantId, undefined, targetNpc, participantId, id)),
+        lineage: lineage(item.row.id),
+      });
+      written[item.tier]++;
+      lineageRows.push({ operation_id: operationId, tier: item.tier, row_id: id, npc_id: targetNpc, participant_id: participantId ?? null, source_npc: sourceNpc, source_row_id: item.row.id });
+    }
+    const manifest: CloneManifest = { mode: 'commit', operationId, at, ...plan.manifest, written };
+    await store.insertOperation(tx, { tenantId, operationId, sourceNpc, targetNpc, actor, toolVersion: TOOL_VERSION, manifest });
+    await store.insertLineageRows(tx, tenantId, lineageRows);
+    const ledger = await appendAudit(tx, ledgerEntry('clone_commit', manifest));
+    return { manifest, ledger };
+  }
+
+  private sourceScope(request: CloneRequest) {
+    return { tenantId: request.tenantId, npcId: request.sourceNpc, participantIds: [], role: 'admin' as const };
+  }
+
+  /** Decides every row of the source NPC. Reads only; runs in the source's admin scope. */
+  private async plan(tx: Sql, request: CloneRequest): Promise<Plan> {
+    const { tenantId, sourceNpc, targetNpc } = request;
+    const perRule = request.samplePerRule ?? 3;
+
+    // Consent first: it decides which participant keys the transaction may unwrap at all.
+    const stored = await consentInputs(tx, tenantId, sourceNpc);
+    const tokens = [...new Set([...stored.tokens, ...(request.consentTokens ?? [])])];
+    const byStatus: Partial<Record<ConsentStatus, number>> = {};
+    const consented = new Set<string>();
+    const refusals = new Map<string, ConsentStatus>();
+    for (const token of tokens) {
+      const check = await this.consents.check(token, { tenantId, sourceNpc, targetNpc, revoked: stored.revoked });
+      byStatus[check.status] = (byStatus[check.status] ?? 0) + 1;
+      const pid = check.claims?.pid;
+      if (check.status === 'valid' && pid && PARTICIPANT.test(pid)) consented.add(pid);
+      else if (pid && !refusals.has(pid)) refusals.set(pid, check.status);
+    }
+    await store.setNpcScope(tx, sourceNpc, [...consented]);
+
+    const procedural = await store.currentProcedural(tx, tenantId, sourceNpc);
+    const lore = await store.sourceFacts(tx, 'lore', tenantId, sourceNpc);
+    const social = await store.sourceFacts(tx, 'social', tenantId, sourceNpc);
+    const excluded = {
+      clue: await store.excludedRows(tx, 'clue', tenantId, sourceNpc, perRule),
+      episodic: await store.excludedRows(tx, 'episodic', tenantId, sourceNpc, perRule),
+      fragment: await store.excludedRows(tx, 'fragment', tenantId, sourceNpc, perRule),
+    };
+    if (!procedural && lore.length + social.length + excluded.clue.count + excluded.episodic.count + excluded.fragment.count === 0) {
+      throw new MemoryError('SOURCE_NOT_FOUND', `NPC "${sourceNpc}" has no memory in your tenant; nothing to clone`, 404);
+    }
+
+    const byRule: Partial<Record<BlockRule, number>> = {};
+    const byTier: Partial<Record<ManifestTier, number>> = {};
+    const sample: BlockedSample[] = [];
+    const block = (tier: ManifestTier, rule: BlockRule, s: Omit<BlockedSample, 'tier' | 'rule'>, count = 1) => {
+      byRule[rule] = (byRule[rule] ?? 0) + count;
+      byTier[tier] = (byTier[tier] ?? 0) + count;
+      if (sample.filter((x) => x.rule === rule).length < perRule && sample.length < SAMPLE_CAP) sample.push({ tier, rule, ...s });
+    };
+    const blockExcluded = (tier: 'clue' | 'episodic' | 'fragment', rule: BlockRule, kind: string) => {
+      const { count, sample: rows } = excluded[tier];
+      if (count === 0) return;
+      byRule[rule] = (byRule[rule] ?? 0) + count;
+      byTier[tier] = (byTier[tier] ?? 0) + count;
+      for (const r of rows.slice(0, perRule)) {
+        if (sample.length >= SAMPLE_CAP) break;
+        sample.push({ tier, rule, id: r.id, ...(r.game_id ? { gameId: r.game_id } : {}), preview: unopenedPreview(kind, r.fact_key, 'excluded by the clone contract, not opened') });
+      }
+    };
+    blockExcluded('clue', 'clue_excluded', 'game clue');
+    blockExcluded('episodic', 'episodic_excluded', 'episode');
+    blockExcluded('fragment', 'fragment_excluded', 'anonymous fragment');
+
+    const copies: CopyItem[] = [];
+    const tokensByTier = { procedural: 0, lore: 0, social: 0 };
+    const consider = async (tier: 'lore' | 'social', row: store.SourceFactRow) => {
+      if (row.superseded_at || row.invalidated_at) {
+        return block(tier, 'not_current', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'superseded or invalidated, not opened') });
+      }
+      if (tier === 'social' && !consented.has(row.participant_id!)) {
+        const refusal = refusals.get(row.participant_id!);
+        const rule: BlockRule = refusal ? `consent_${refusal as Exclude<ConsentStatus, 'valid'>}` : 'no_consent';
+        return block(tier, rule, { id: row.id, preview: unopenedPreview('player-specific fact', row.fact_key, 'no valid consent, not opened') });
+      }
+      const key = await this.keys.forRead(tx, tenantId, row.key_id);
+      if (!key) return block(tier, 'key_destroyed', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'its key was destroyed') });
+      let body: Buffer;
+      try {
+        body = open(key, row.ciphertext, rowAad(tier, tenantId, undefined, sourceNpc, row.participant_id ?? undefined, row.id));
+      } catch {
+        return block(tier, 'integrity_failure', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'ciphertext failed authentication') });
+      }
+      const { value, summary } = JSON.parse(body.toString('utf8')) as { value: string; summary: string };
+      if (looksLikeClue(`${value}\n${summary}`)) {
+        return block(tier, 'looks_like_clue', { id: row.id, preview: `${row.fact_key}: ${redactedPreview(summary)}` });
+      }
+      tokensByTier[tier] += countTokens(`${row.fact_key}: ${value}\n${summary}`);
+      copies.push({ tier, row, body });
+    };
+    for (const row of lore) await consider('lore', row);
+    for (const row of social) await consider('social', row);
+    if (procedural) {
+      tokensByTier.procedural = countTokens([procedural.persona, ...procedural.directives, JSON.stringify(procedural.core)].join('\n'));
+    }
+
+    const cleared = {
+      procedural: procedural ? 1 : 0,
+      lore: copies.filter((c) => c.tier === 'lore').length,
+      social: copies.filter((c) => c.tier === 'social').length,
+      total: 0,
+    };
+    cleared.total = cleared.procedural + cleared.lore + cleared.social;
+    return {
+      procedural,
+      copies,
+      consented: [...consented],
+      manifest: {
+        tenantId,
+        source: sourceNpc,
+        target: targetNpc,
+        toolVersion: TOOL_VERSION,
+        actor: request.actor,
+        tokens: {
+          estimated: tokensByTier.procedural + tokensByTier.lore + tokensByTier.social,
+          byTier: tokensByTier,
+          tokenizer: 'gpt-tokenizer (o200k_base)',
+        },
+        cleared,
+        blocked: { byRule, byTier, total: Object.values(byRule).reduce((a, b) => a + (b ?? 0), 0) },
+        consent: { tokensChecked: tokens.length, byStatus, participantsConsented: consented.size },
+        sample,
+      },
+    };
+  }
+}
+
+/** The lineage-index id of a procedural version. */
+export const proceduralRowId = (npcId: string, version: number) => `procedural:${npcId}:${version}`;
+
+function checkRequest(request: CloneRequest): void {
+  if (request.sourceNpc === request.targetNpc) {
+    throw new MemoryError('SAME_NPC', 'the source and target NPC are the same; clone into a new NPC id', 400);
+  }
+}
+
+/** What the ledger keeps of a manifest: counts and ids, and a hash of the whole manifest. */
+function ledgerEntry(action: 'clone_dry_run' | 'clone_commit', m: CloneManifest) {
+  return {
+    tenantId: m.tenantId,
+    action,
+    actor: m.actor,
+    subject: `npc:${m.source}->npc:${m.target}`,
+    details: {
+      operationId: m.operationId,
+      toolVersion: m.toolVersion,
+      cleared: m.cleared,
+      blocked: m.blocked.byRule,
+      tokens: m.tokens.estimated,
+      consentTokens: m.consent.byStatus,
+      ...(m.written ? { written: m.written } : {}),
+      manifestSha256: createHash('sha256').update(canonicalJson(m)).digest('hex'),
+    },
+  };
+}
