@@ -1,0 +1,56 @@
+/**
+ * NPC agents: what turns a context window into a line of dialogue and proposed actions.
+ *
+ * - trigger: the room message an NPC answers (its speaker, text, and whether it was addressed).
+ * - provider: a model behind one interface (the offline responder, or an OpenAI-compatible chat).
+ * - reply: the provider's text and its proposed actions, in the engine's action form.
+ * - guard: the check every reply passes before it is posted (identity, controllers, secrets).
+ * - physical failure: an action the engine refused; the NPC is told and answers once more.
+ */
+import type { ContextWindow } from '../boundary/context.js';
+import type { Action } from '../engine/game.js';
+
+export type ProposedAction = Action;
+
+export interface NpcIdentity {
+  npcId: string;
+  /** The canonical first name, as players address the NPC. */
+  firstName: string;
+}
+
+export interface TurnTrigger {
+  /** The participant id as the memory service knows it (the anonymized one). */
+  participantId: string;
+  anonymous: boolean;
+  text: string;
+  targeted: boolean;
+}
+
+export interface ModelInput {
+  npc: NpcIdentity;
+  window: ContextWindow;
+  trigger: TurnTrigger;
+  /** Set on the second try, after the engine refused a proposed action. */
+  physicalFailure?: string;
+}
+
+export interface NpcReply {
+  text: string;
+  actions: ProposedAction[];
+}
+
+export interface ModelProvider {
+  readonly id: string;
+  reply(input: ModelInput): Promise<NpcReply>;
+}
+
+export class ModelError extends Error {
+  constructor(
+    readonly code: 'MODEL_UNAVAILABLE' | 'MODEL_TIMEOUT' | 'MODEL_BAD_OUTPUT',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ModelError';
+  }
+}
