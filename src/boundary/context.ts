@@ -113,4 +113,6 @@ export interface ContextWindow {
     state: StateSnapshot;
   };
   tokens: { budget: number; total: number; sections: Record<string, number> };
+  /** Time the memory service spent: retrieval, and building the window (score, pack, persist). */
+  timingsMs: { retrieve: number; build: number };
 }

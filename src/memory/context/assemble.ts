@@ -307,6 +307,7 @@ export class ContextAssembler {
       directives,
       pinned,
       tokens: { budget, total: 0, sections: sectionTokens },
+      timingsMs: { retrieve: 0, build: 0 },
     };
     window.tokens.total = Object.values(sectionTokens).reduce((a, b) => a + b, 0);
 
@@ -348,6 +349,7 @@ export class ContextAssembler {
         persist: ms(persisted - packed),
         total: ms(persisted - started),
       };
+      window.timingsMs = { retrieve: record.timingsMs.retrieve, build: ms(persisted - retrieved) };
       await insertContextLog(tx, { id: contextId, tenantId, gameId, npcId, roomId: request.roomId, stateVersion: request.state.version, record });
     });
     return { window, record };

@@ -72,7 +72,9 @@ describe('seed 003 QA checklist', () => {
     expect(cloak.standing).toBe('memory_contradicted_by_state');
     expect(cloak.stateSays).toBe(false);
     expect(w.directives.map((d) => d.kind)).toContain('state_outranks_memory');
-    expect(Object.keys(w).slice(-2)).toEqual(['pinned', 'tokens']);
+    // Prompt order: every memory section first, the pinned procedural directives and state after them.
+    const order = Object.keys(w);
+    for (const section of ['clues', 'participants', 'lore', 'episodes', 'transcript', 'directives']) expect(order.indexOf(section)).toBeLessThan(order.indexOf('pinned'));
     expect(w.pinned.state).toEqual({ version: 42, facts: { 'inventory.thermal_cloak': false } });
   });
 

@@ -1,0 +1,86 @@
+import { performance } from 'node:perf_hooks';
+import type { ContextWindow } from '../boundary/context.js';
+import type { ActionResult } from '../engine/types.js';
+import { guardReply, type GuardRule, type GuardSecret } from './guard.js';
+import type { TurnTimings } from './metrics.js';
+import type { ModelInput, ModelProvider, NpcIdentity, ProposedAction, TurnTrigger } from './types.js';
+
+/** What one NPC turn needs from the world around it; the engine provides these. */
+export interface TurnPorts {
+  /** The context window from the memory service (the memory service's own timings included). */
+  context(): Promise<ContextWindow & { timingsMs?: { retrieve: number; build: number } }>;
+  /** Validates and applies a proposed action against the location graph and puzzle state. */
+  act(action: ProposedAction): ActionResult;
+  /** Posts the NPC's line into the room's ordered stream (from where it flows back to memory). */
+  say(text: string): void;
+  /** This game's registered secrets and whether the game state allows saying each yet. */
+  secrets(): readonly GuardSecret[];
+}
+
+export interface TurnReport {
+  contextId: string;
+  text: string;
+  actions: { action: ProposedAction; result: ActionResult }[];
+  guard: { rule: GuardRule; sentence: string }[];
+  retried: boolean;
+  timings: TurnTimings;
+}
+
+/**
+ * One NPC turn: context -> model -> guard -> actions validated by the engine -> post. A refused
+ * action becomes a physical failure the NPC is told about, and it gets exactly one more try.
+ */
+export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: TurnPorts, provider: ModelProvider): Promise<TurnReport> {
+  const started = performance.now();
+  const window = await ports.context();
+  const contextDone = performance.now();
+  let modelMs = 0;
+  let guardMs = 0;
+  const actions: TurnReport['actions'] = [];
+  const interventions: TurnReport['guard'] = [];
+
+  const attempt = async (physicalFailure?: string) => {
+    const input: ModelInput = { npc, window, trigger, physicalFailure };
+    const t0 = performance.now();
+    const reply = await provider.reply(input);
+    const t1 = performance.now();
+    const verdict = guardReply(reply.text, { speakerAnonymous: trigger.anonymous, secrets: ports.secrets() });
+    guardMs += performance.now() - t1;
+    modelMs += t1 - t0;
+    interventions.push(...verdict.interventions);
+    return { text: verdict.text, actions: reply.actions };
+  };
+
+  let reply = await attempt();
+  let retried = false;
+  for (const action of reply.actions) {
+    const result = ports.act(action);
+    actions.push({ action, result });
+    if (!result.ok) {
+      // The world said no: tell the NPC, and let it answer once more (without acting again).
+      retried = true;
+      reply = { ...(await attempt(result.failure)), actions: [] };
+      break;
+    }
+  }
+  ports.say(reply.text);
+  const total = performance.now() - started;
+  const contextMs = contextDone - started;
+  const retrieve = window.timingsMs?.retrieve ?? contextMs;
+  return {
+    contextId: window.contextId,
+    text: reply.text,
+    actions,
+    guard: interventions,
+    retried,
+    timings: {
+      memoryRetrievalMs: round(retrieve),
+      contextBuildMs: round(Math.max(0, contextMs - retrieve)),
+      modelLatencyMs: round(modelMs),
+      guardMs: round(guardMs),
+      totalLatencyMs: round(total),
+    },
+  };
+}
+
+const round = (x: number) => Math.round(x * 100) / 100;

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { respond } from '../../src/npc/offline-responder.js';
+import type { ContextFact, ContextWindow } from '../../src/boundary/context.js';
+import type { ModelInput } from '../../src/npc/types.js';
+
+const npc = { npcId: 'npc-elias', firstName: 'Elias' };
+const fact = (key: string, value: string, summary: string, extra: Partial<ContextFact> = {}): ContextFact => ({
+  id: `id-${key}`, key, value, summary, standing: 'claim', confidence: 0.9, score: 0.5, ...extra,
+});
+function window(parts: Partial<ContextWindow> = {}): ContextWindow {
+  return {
+    contextId: 'c1', npcId: 'npc-elias', gameId: 'g', roomId: 'hall', clues: [], participants: {}, lore: [], episodes: [],
+    transcript: { summary: null, turns: [] }, directives: [],
+    pinned: { procedural: { version: 1, persona: 'Elias Vance, the archivist. Warm and precise.', directives: [] }, state: { version: 1, facts: {} } },
+    tokens: { budget: 2000, total: 0, sections: {} }, timingsMs: { retrieve: 0, build: 0 },
+    ...parts,
+  };
+}
+const input = (text: string, parts: Partial<ContextWindow> = {}, extra: Partial<ModelInput> = {}): ModelInput => ({
+  npc, window: window(parts), trigger: { participantId: 'p1', anonymous: false, text, targeted: true }, ...extra,
+});
+
+describe('the offline responder', () => {
+  it('greets a returning player by what it remembers of them', () => {
+    const reply = respond(input('Hello again, Elias!', { participants: { p1: { anonymous: false, facts: [fact('occupation', 'aerospace engineer', 'works as an aerospace engineer')] } } }));
+    expect(reply.text).toBe('Welcome back! It has been a while. How are things holding up in your work as an aerospace engineer?');
+  });
+
+  it('answers from this game\'s clues, and says it does not know when there are none', () => {
+    const clues = [fact('safe.code', '7492', 'the safe code is 7492', { standing: 'known' })];
+    expect(respond(input('What is the safe code?', { clues })).text).toBe('From what we have found in this game: The safe code is 7492.');
+    expect(respond(input('What is the safe code?')).text).toBe("I don't know the code; we haven't found any clues yet.");
+  });
+
+  it('uses the coincidence phrasing when the context carries the directive, and confirms nothing', () => {
+    const directives = [{ kind: 'uncertain_reconstruction' as const, text: 'Someone ... (about: 1967 mustang restoring). ...' }];
+    expect(respond(input('I am restoring a 1967 Mustang', { directives })).text).toBe(
+      'What a coincidence. I recently heard a similar story from someone else, about 1967 mustang restoring.',
+    );
+  });
+
+  it('proposes a move in the engine\'s action form, and acknowledges a refusal on the second try', () => {
+    expect(respond(input('Elias, please go west through the iron door'))).toEqual({ text: 'Very well, I will go west.', actions: [{ type: 'move', direction: 'west' }] });
+    expect(respond(input('Elias, please go west', {}, { physicalFailure: 'The iron door is locked.' }))).toEqual({
+      text: "I tried, but I can't: the iron door is locked.",
+      actions: [],
+    });
+  });
+
+  it('treats a weak claim as a claim and a contradicted memory as a memory', () => {
+    const participants = { p1: { anonymous: false, facts: [
+      fact('claimed_title', 'emperor', 'claims to be the emperor', { confidence: 0.2 }),
+      fact('inventory.thermal_cloak', 'true', 'Elias sold you a thermal cloak', { standing: 'memory_contradicted_by_state', stateSays: false }),
+    ] } };
+    expect(respond(input('Bow to your emperor!', { participants })).text).toBe('You say so: claims to be the emperor. Sure.');
+    expect(respond(input('Do you have a cloak for me?', { participants })).text).toBe('I remember that elias sold you a thermal cloak, but that is not how things stand now.');
+  });
+
+  it('gives the same reply to the same input', () => {
+    expect(respond(input('Tell me about the tower'))).toEqual(respond(input('Tell me about the tower')));
+  });
+});
