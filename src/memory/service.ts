@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Database, Sql } from './db/types.js';
+import type { Database, Sql, Tx } from './db/types.js';
 import type { Embedder } from './embeddings/types.js';
 import { toVectorLiteral } from './embeddings/types.js';
 import { DataKeys } from './crypto/data-keys.js';
@@ -24,6 +24,8 @@ import {
 import { ensureGame, findIngestRequest, recordIngestRequest } from './store/ingest-requests.js';
 import { getEpisode, insertEpisodes, listEpisodes, searchEpisodesStatement, type NewEpisodeRow } from './store/episodes.js';
 import * as facts from './store/facts.js';
+import { enqueueConsolidations } from './consolidation/queue.js';
+import { assertFactWriteAllowed, assertIngestAllowed } from './lifecycle/guards.js';
 import { iso, isoOrNull, type EpisodeRow, type FactRow } from './store/rows.js';
 import { insertProcedural, latestProcedural, type ProceduralRow } from './store/procedural.js';
 
@@ -87,6 +89,7 @@ export class MemoryService {
         await ensureGame(tx, scope.tenantId, gameId);
         const previous = await findIngestRequest(tx, scope.tenantId, gameId, batch.idempotencyKey);
         if (previous) return replay(previous, requestHash);
+        await assertIngestAllowed(tx, scope.tenantId, gameId, batch.events.map((e) => e.participantId));
         const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, 'game', gameId);
         const byNpc = new Map<string, NewEpisodeRow[]>();
         const ids = batch.events.map((event, i) => {
@@ -112,6 +115,8 @@ export class MemoryService {
           await setNpc(tx, npcId);
           await insertEpisodes(tx, scope.tenantId, gameId, rows);
         }
+        // Consolidation is asked for in the same transaction: a job exists iff the episodes do.
+        await enqueueConsolidations(tx, scope.tenantId, gameId, [...byNpc.keys()], 'ingest');
         const result: IngestResult = { accepted: ids.length, ids, replayed: false };
         await recordIngestRequest(tx, scope.tenantId, gameId, batch.idempotencyKey, requestHash, result);
         return result;
@@ -126,19 +131,20 @@ export class MemoryService {
   }
 
   async writeFact(scope: Scope, input: FactInput): Promise<FactMemory> {
-    const npcId = requireNpc(scope);
-    const spec = TIER_TABLES[input.tier];
-    const gameId = spec.gameBound ? requireGame(scope) : undefined;
-    const participantId = spec.participantBound ? input.participantId : undefined;
-    if (spec.participantBound && (!participantId || !scope.participantIds?.includes(participantId))) {
-      throw new MemoryError('SCOPE_MISMATCH', 'a social fact needs a participantId that your game token covers', 403);
-    }
-    if (!spec.participantBound && input.participantId) {
-      throw new MemoryError('INVALID_REQUEST', `${input.tier} facts carry no participant; omit participantId`, 400);
-    }
+    factTarget(scope, input); // refuse a bad request before paying for its embedding
     const [vector] = await this.embedder.embed([input.summary]);
-    return inScope(this.db, scope, async (tx) => {
+    return inScope(this.db, scope, (tx) => this.writeFactIn(tx, scope, input, vector!));
+  }
+
+  /**
+   * `writeFact` inside a transaction the caller already holds in `scope` (consolidation writes
+   * all of one batch's facts, and marks its episodes consolidated, in one transaction).
+   */
+  async writeFactIn(tx: Tx, scope: Scope, input: FactInput, vector: Float32Array): Promise<FactMemory> {
+    const { npcId, spec, gameId, participantId } = factTarget(scope, input);
+    {
       if (gameId) await ensureGame(tx, scope.tenantId, gameId);
+      await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
       if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
         throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope', 404);
       }
@@ -161,10 +167,10 @@ export class MemoryService {
         derivedFrom: input.derivedFrom ?? [],
         keyId,
         ciphertext: seal(key, Buffer.from(body, 'utf8'), rowAad(input.tier, scope.tenantId, gameId, npcId, participantId, id)),
-        embedding: toVectorLiteral(vector!),
+        embedding: toVectorLiteral(vector),
       });
       return this.toFact(await this.keysFor(tx, scope.tenantId, [row]), input.tier, scope.tenantId, row)!;
-    });
+    }
   }
 
   async list(scope: Scope, tier: DurableTier, options: { limit: number; includeHistory?: boolean }): Promise<Memory[]> {
@@ -389,6 +395,21 @@ export function rowAad(
   id: string,
 ): string {
   return [tier, tenantId, gameId ?? '', npcId, participantId ?? '', id].join('\0');
+}
+
+/** Where a fact goes, checked against the scope. */
+function factTarget(scope: Scope, input: FactInput) {
+  const npcId = requireNpc(scope);
+  const spec = TIER_TABLES[input.tier];
+  const gameId = spec.gameBound ? requireGame(scope) : undefined;
+  const participantId = spec.participantBound ? input.participantId : undefined;
+  if (spec.participantBound && (!participantId || !scope.participantIds?.includes(participantId))) {
+    throw new MemoryError('SCOPE_MISMATCH', 'a social fact needs a participantId that your game token covers', 403);
+  }
+  if (!spec.participantBound && input.participantId) {
+    throw new MemoryError('INVALID_REQUEST', `${input.tier} facts carry no participant; omit participantId`, 400);
+  }
+  return { npcId, spec, gameId, participantId };
 }
 
 async function setNpc(tx: Sql, npcId: string): Promise<void> {

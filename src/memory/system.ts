@@ -13,6 +13,12 @@ import { Credentials } from './credentials.js';
 import { buildMemoryApp } from './http/app.js';
 import { adminServices, type AdminServices } from './admin/services.js';
 import path from 'node:path';
+import { Consolidator } from './consolidation/consolidator.js';
+import { LlmExtractor, type LlmExtractorConfig } from './consolidation/extract/llm.js';
+import { enqueue } from './consolidation/queue.js';
+import { Worker } from './consolidation/worker.js';
+import { Lifecycle } from './lifecycle/lifecycle.js';
+import { asWorker, type Clock } from './lifecycle/roles.js';
 
 export interface MemoryConfig {
   /** Native PostgreSQL connection string; when absent the embedded PGlite is used. */
@@ -24,6 +30,17 @@ export interface MemoryConfig {
   /** OpenAI-compatible embeddings; when absent the deterministic local embedder is used. */
   embeddings?: { baseUrl: string; model: string; apiKey?: string };
   logger?: Logger | false;
+  /** Consolidation and the memory lifecycle (consolidation/, lifecycle/). */
+  lifecycle?: {
+    /** Background queue workers. (Default: 1 in openMemorySystem, 0 in assemble: tests drain `jobs` themselves) */
+    workers?: number;
+    /** An OpenAI-compatible chat endpoint for extraction; the rule extractor when absent. */
+    llm?: LlmExtractorConfig;
+    /** (Default: 30 days) */
+    auditWindowMs?: number;
+    /** Injectable time (tests move it across the audit window). */
+    clock?: Clock;
+  };
 }
 
 export interface MemorySystem {
@@ -34,6 +51,10 @@ export interface MemorySystem {
   credentials: Credentials;
   /** Ledger, consent, cloning and lineage. */
   admin: AdminServices;
+  consolidator: Consolidator;
+  lifecycle: Lifecycle;
+  /** A queue worker that is not polling: `jobs.drain()` runs every due job now. */
+  jobs: Worker;
   app: FastifyInstance;
   close(): Promise<void>;
 }
@@ -47,7 +68,7 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
     await db.close();
     throw error;
   }
-  return assemble(db, config);
+  return assemble(db, { ...config, lifecycle: { workers: 1, ...config.lifecycle } });
 }
 
 /** The same wiring over an already-migrated database (tests, benchmarks). */
@@ -60,7 +81,35 @@ export async function assemble(db: Database, config: Omit<MemoryConfig, 'databas
   const credentials = new Credentials(db, keyring);
   // Signed ledger checkpoints live beside the keyring, outside the database.
   const admin = adminServices(db, keyring, service.keys, path.join(config.keyringDir, 'audit-checkpoints'));
-  const app = await buildMemoryApp({ service, credentials, admin, logger: config.logger });
+  const logger = config.logger || undefined;
+  const clock = config.lifecycle?.clock ?? (() => new Date());
+  const consolidator = new Consolidator(service, {
+    extractor: config.lifecycle?.llm ? new LlmExtractor(config.lifecycle.llm) : undefined,
+    clock,
+    logger,
+  });
+  const lifecycle = new Lifecycle(db, service, keyring, {
+    auditWindowMs: config.lifecycle?.auditWindowMs,
+    clock,
+    logger,
+    consolidate: (target) => consolidator.consolidate(target),
+  });
+  const handlers = {
+    consolidate: async (job: { tenantId: string; gameId: string; npcId: string }) => {
+      await consolidator.consolidate(job);
+    },
+    shred: async (job: { tenantId: string; gameId: string }) => {
+      const report = await lifecycle.shredGame(job.tenantId, job.gameId);
+      // The window was lengthened since the job was queued: come back when it has passed.
+      if (report.status === 'not_due' && report.shredAfter) {
+        await asWorker(db, (tx) => enqueue(tx, { tenantId: job.tenantId, kind: 'shred', gameId: job.gameId, reason: 'audit_window' }, { runAt: new Date(report.shredAfter!), maxAttempts: 10 }));
+      }
+    },
+  };
+  const jobs = new Worker(db, { handlers, clock, logger });
+  const workers = Array.from({ length: config.lifecycle?.workers ?? 0 }, () => new Worker(db, { handlers, clock, logger }));
+  for (const w of workers) w.start();
+  const app = await buildMemoryApp({ service, credentials, admin, lifecycle, logger: config.logger });
   return {
     db,
     keyring,
@@ -68,8 +117,12 @@ export async function assemble(db: Database, config: Omit<MemoryConfig, 'databas
     service,
     credentials,
     admin,
+    consolidator,
+    lifecycle,
+    jobs,
     app,
     async close() {
+      await Promise.all(workers.map((w) => w.stop()));
       await app.close();
       await db.close();
     },

@@ -10,6 +10,8 @@ import { memoryRoutes } from './routes/memories.js';
 import { contextRoutes } from './routes/context.js';
 import { adminRoutes } from './routes/admin.js';
 import type { AdminServices } from '../admin/services.js';
+import { lifecycleRoutes } from './routes/lifecycle.js';
+import type { Lifecycle } from '../lifecycle/lifecycle.js';
 
 /** What route modules get: the service's components. Features add their own fields here. */
 export interface MemoryRouteDeps {
@@ -17,15 +19,18 @@ export interface MemoryRouteDeps {
   admin: AdminServices;
   service: MemoryService;
   credentials: Credentials;
+  /** Game end, shredding, erasure, anomalies (lifecycle/lifecycle.ts). */
+  lifecycle?: Lifecycle;
 }
 
 /** Every route module of the API, one per feature (routes/*.ts). */
-const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes, adminRoutes];
+const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes, adminRoutes, lifecycleRoutes];
 
 export interface MemoryAppOptions {
   service: MemoryService;
   credentials: Credentials;
   admin: AdminServices;
+  lifecycle?: Lifecycle;
   /** A pino logger; memory text never reaches it. (Default: silent) */
   logger?: Logger | false;
   /** Largest accepted request body in bytes. (Default: 1 MiB) */
@@ -67,7 +72,7 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
   app.get('/health', { schema: { security: [] } }, async () => ({ status: 'ok', backend: service.db.backend }));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const deps: MemoryRouteDeps = { service, credentials, admin: options.admin };
+  const deps: MemoryRouteDeps = { service, credentials, admin: options.admin, lifecycle: options.lifecycle };
   for (const routes of ROUTES) routes(app, deps);
   return app;
 }

@@ -1,0 +1,183 @@
+/**
+ * From candidates to planned writes: the clue firewall first, then the poisoning guard, then
+ * importance scoring (trivia dropped), then the tier (clue / social / lore / fragment) and the
+ * retention class. Pure: no I/O, so every extractor's output is judged the same way.
+ */
+import type { GameSecret } from './firewall.js';
+import type { FactTier, RetentionClass, Source } from '../types.js';
+import type { Candidate, CandidateKind, EpisodeInput } from './extract/types.js';
+import { generalize, secretIn } from './firewall.js';
+import { judge, type AnomalyKind } from './poisoning.js';
+import { retentionFor } from './retention.js';
+import { slug } from './extract/types.js';
+
+export interface PlannedFact {
+  tier: FactTier;
+  participantId?: string;
+  key: string;
+  value: string;
+  summary: string;
+  source: Source;
+  confidence: number;
+  importance: number;
+  retention: RetentionClass;
+  episodeIds: string[];
+  kind: CandidateKind;
+}
+
+export interface PlannedAnomaly {
+  kind: AnomalyKind;
+  coreKey: string | null;
+  candidate: Candidate;
+}
+
+export interface Plan {
+  facts: PlannedFact[];
+  anomalies: PlannedAnomaly[];
+  /** Why candidates were not kept, counted (for logs and tests; no text). */
+  dropped: Record<string, number>;
+}
+
+export interface PlanContext {
+  episodes: readonly EpisodeInput[];
+  secrets: readonly GameSecret[];
+  core: Readonly<Record<string, unknown>>;
+}
+
+/** Below this importance a candidate is trivia and is not stored. (Default) */
+export const TRIVIA_BELOW = 0.3;
+
+const BASE_IMPORTANCE: Record<CandidateKind, number> = {
+  name: 0.9,
+  occupation: 0.7,
+  claim: 0.35,
+  hobby: 0.6,
+  preference: 0.6,
+  dislike: 0.6,
+  relationship: 0.75,
+  promise: 0.8,
+  event: 0.7,
+  world_fact: 0.5,
+  game: 0.85,
+  npc_claim: 0,
+  world_rule_claim: 0,
+  persona_rewrite: 0,
+};
+
+/** Kinds that may also live on as an anonymous fragment ("someone told me about ..."). */
+const FRAGMENT_KINDS = new Set<CandidateKind>(['hobby', 'event', 'preference', 'dislike']);
+
+/** Seed 003's scoring: what kind of fact, was it addressed to the NPC, how specific it is. */
+export function importanceOf(candidate: Candidate, episode: EpisodeInput | undefined): number {
+  let score = BASE_IMPORTANCE[candidate.kind];
+  if (episode?.targeted) score += 0.1;
+  const words = candidate.value.split(/\s+/).length;
+  if (words <= 1 && candidate.kind !== 'name') score -= 0.1;
+  if (/^(?:it|that|this|stuff|things?|something|anything|everything)$/i.test(candidate.value.trim())) score = 0;
+  return Math.round(Math.min(1, Math.max(0, score)) * 100) / 100;
+}
+
+export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
+  const byId = new Map(ctx.episodes.map((e) => [e.id, e]));
+  const facts: PlannedFact[] = [];
+  const anomalies: PlannedAnomaly[] = [];
+  const dropped: Record<string, number> = {};
+  const drop = (why: string) => (dropped[why] = (dropped[why] ?? 0) + 1);
+  const names = candidates.filter((c) => c.kind === 'name' || c.kind === 'relationship').flatMap((c) => properNames(c.value));
+  const ids = [...new Set(ctx.episodes.flatMap((e) => [e.gameId, e.roomId, e.npcId, e.participantId ?? '']))].filter(Boolean);
+
+  for (const c of candidates) {
+    const episode = byId.get(c.episodeId);
+    if (!episode) {
+      drop('unknown_episode');
+      continue;
+    }
+    // 1. The clue firewall: a secret, or anything that looks like one, stays in this game.
+    const secretKind = c.kind === 'game' ? 'game' : (secretIn(c.text, ctx.secrets) ?? secretIn(c.value, ctx.secrets) ?? secretIn(c.summary, ctx.secrets));
+    if (secretKind) {
+      const key = c.kind === 'game' ? c.key : `game.${secretKind}`;
+      facts.push({
+        tier: 'clue',
+        key,
+        value: c.value,
+        summary: c.summary,
+        source: 'player_statement',
+        confidence: clamp(c.confidence),
+        importance: Math.max(0.8, importanceOf({ ...c, kind: 'game' }, episode)),
+        retention: 'session_only',
+        episodeIds: [c.episodeId],
+        kind: 'game',
+      });
+      continue;
+    }
+    // 2. The poisoning guard.
+    const verdict = judge(c, ctx.core);
+    if (verdict.action === 'anomaly') {
+      anomalies.push({ kind: verdict.kind, coreKey: verdict.coreKey, candidate: c });
+      continue;
+    }
+    if (verdict.action === 'drop' || c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite') {
+      drop('restates_core');
+      continue;
+    }
+    // 3. Importance: trivia is not stored.
+    const importance = importanceOf(c, episode);
+    if (importance < TRIVIA_BELOW) {
+      drop('trivia');
+      continue;
+    }
+    // Serialized working memory has no single speaker: only its clues are kept.
+    if (episode.kind !== 'utterance' || !c.participantId) {
+      drop('no_single_speaker');
+      continue;
+    }
+    // A grand claim is recorded as a claim, and stays a low-confidence one.
+    const confidence = c.kind === 'claim' ? Math.min(0.3, c.confidence) : clamp(c.confidence);
+    // 4. The tier.
+    if (c.kind === 'world_fact') {
+      facts.push({ tier: 'lore', key: c.key, value: c.value, summary: c.summary, source: 'player_statement', confidence, importance, retention: retentionFor(c.kind, 'lore'), episodeIds: [c.episodeId], kind: c.kind });
+      continue;
+    }
+    // An anonymous speaker will not come back under this id: no social fact, only a fragment.
+    if (!episode.anonymous) facts.push({
+      tier: 'social',
+      participantId: c.participantId,
+      key: c.key,
+      value: c.value,
+      summary: c.summary,
+      source: 'player_statement',
+      confidence,
+      importance,
+      retention: retentionFor(c.kind, 'social'),
+      episodeIds: [c.episodeId],
+      kind: c.kind,
+    });
+    if (episode.anonymous && !FRAGMENT_KINDS.has(c.kind)) drop('anonymous_identifying');
+    if (episode.anonymous && FRAGMENT_KINDS.has(c.kind)) {
+      const general = generalize(c.value, { names, ids, registered: ctx.secrets });
+      if (general) {
+        facts.push({
+          tier: 'fragment',
+          key: `topic.${slug(general, 4)}`,
+          value: general,
+          summary: `someone mentioned ${general}`,
+          source: 'player_statement',
+          confidence: Math.min(confidence, 0.5),
+          importance: Math.min(importance, 0.5),
+          retention: 'slow_decay',
+          episodeIds: [c.episodeId],
+          kind: c.kind,
+        });
+      } else {
+        drop('fragment_not_generalizable');
+      }
+    }
+  }
+  return { facts, anomalies, dropped };
+}
+
+const clamp = (n: number) => Math.round(Math.min(1, Math.max(0, Number.isFinite(n) ? n : 0.5)) * 100) / 100;
+
+function properNames(value: string): string[] {
+  return (value.match(/\b[A-Z][a-z'-]+\b/g) ?? []).filter((w) => w.length >= 2);
+}

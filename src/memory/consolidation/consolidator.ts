@@ -1,0 +1,240 @@
+/**
+ * Consolidation of one NPC's episodes in one game: decrypt the episodes not consolidated yet,
+ * extract candidates, plan (firewall, poisoning guard, scoring, tiers), then in the same
+ * transaction write the facts (superseding older facts with the same key, linking the source
+ * episodes), log anomalies, apply forgetting, update the session summary, and mark the episodes
+ * consolidated. One batch is one transaction: a worker killed mid-job leaves no half-written
+ * fact, and the retried job starts from the first episode not marked.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { seal } from '../crypto/cipher.js';
+import type { Tx } from '../db/types.js';
+import { inScope, type Scope } from '../scope.js';
+import { rowAad, type MemoryService } from '../service.js';
+import { latestProcedural } from '../store/procedural.js';
+import type { FactRow } from '../store/rows.js';
+import type { FactTier } from '../types.js';
+import { loadSecrets } from '../lifecycle/secrets.js';
+import type { Clock } from '../lifecycle/roles.js';
+import { plan, type PlannedFact } from './classify.js';
+import { RuleExtractor } from './extract/rules.js';
+import type { Candidate, EpisodeInput, Extractor } from './extract/types.js';
+import { isForgotten, type DecayOptions } from './retention.js';
+import * as store from './store.js';
+
+export interface ConsolidationReport {
+  episodes: number;
+  written: Record<FactTier, number>;
+  reinforced: number;
+  superseded: number;
+  anomalies: number;
+  forgotten: number;
+  dropped: Record<string, number>;
+}
+
+export interface ConsolidatorOptions {
+  /** The default is the rule extractor. */
+  extractor?: Extractor;
+  /** Episodes per transaction. (Default: 200) */
+  batchSize?: number;
+  clock?: Clock;
+  decay?: DecayOptions;
+  logger?: Logger;
+}
+
+/** Confidence never grows past this by repetition; a claim never past 0.3. */
+const REINFORCE_CAP = 0.95;
+const CLAIM_CAP = 0.3;
+
+export class Consolidator {
+  readonly extractor: Extractor;
+  private readonly rules = new RuleExtractor();
+  private readonly batchSize: number;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly service: MemoryService,
+    private readonly options: ConsolidatorOptions = {},
+  ) {
+    this.extractor = options.extractor ?? this.rules;
+    this.batchSize = options.batchSize ?? 200;
+    this.clock = options.clock ?? (() => new Date());
+  }
+
+  /** Consolidates every pending episode of (tenant, game, npc), one batch per transaction. */
+  async consolidate(target: { tenantId: string; gameId: string; npcId: string }): Promise<ConsolidationReport> {
+    const total = emptyReport();
+    for (;;) {
+      const report = await this.batch(target);
+      merge(total, report);
+      if (report.episodes < this.batchSize) return total;
+    }
+  }
+
+  private async batch({ tenantId, gameId, npcId }: { tenantId: string; gameId: string; npcId: string }): Promise<ConsolidationReport> {
+    const report = emptyReport();
+    const base: Scope = { tenantId, gameId, npcId, role: 'runtime' };
+    return inScope(this.service.db, base, async (tx) => {
+      // One consolidator per (tenant, game, npc) at a time, whichever worker runs it.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`memory.consolidate:${tenantId}:${gameId}:${npcId}`]);
+      const rows = await store.unconsolidatedEpisodes(tx, tenantId, gameId, npcId, this.batchSize);
+      if (rows.length === 0) return report;
+      const keys = await this.service.keysFor(tx, tenantId, rows);
+      const episodes: EpisodeInput[] = [];
+      for (const row of rows) {
+        const key = keys.get(row.key_id);
+        const aad = rowAad('episodic', tenantId, gameId, npcId, row.participant_id ?? undefined, row.id);
+        const plain = key && this.service.unseal(key, row.ciphertext, aad, row.id);
+        if (!plain) continue; // shredded or damaged: nothing to learn from it
+        episodes.push({
+          id: row.id,
+          gameId,
+          npcId,
+          roomId: row.room_id,
+          participantId: row.participant_id,
+          anonymous: row.anonymous ?? false,
+          kind: row.kind ?? 'utterance',
+          ts: Number(row.ts),
+          targeted: row.targeted,
+          text: plain.toString('utf8'),
+        });
+      }
+      report.episodes = rows.length;
+      const secrets = await loadSecrets(tx, this.service, tenantId, gameId);
+      const core = (await latestProcedural(tx, tenantId, npcId))?.core ?? {};
+      const candidates = await this.extract(episodes);
+      const planned = plan(candidates, { episodes, secrets, core });
+      report.dropped = planned.dropped;
+
+      const participants = [...new Set(planned.facts.flatMap((f) => (f.participantId ? [f.participantId] : [])))];
+      const scope: Scope = { ...base, participantIds: participants };
+      await tx.query("SELECT set_config('memory.participants', $1, true)", [participants.join(',')]);
+
+      await this.writeFacts(tx, scope, planned.facts, report);
+      for (const anomaly of planned.anomalies) await this.logAnomaly(tx, scope, anomaly.kind, anomaly.coreKey, anomaly.candidate);
+      report.anomalies = planned.anomalies.length;
+      report.forgotten = await this.forget(tx, scope);
+      await store.markConsolidated(tx, tenantId, gameId, npcId, rows.map((r) => r.id));
+      this.options.logger?.debug({ tenantId, gameId, npcId, ...report }, 'consolidated');
+      return report;
+    });
+  }
+
+  /** The configured extractor; an LLM's output is joined by the rules' guard inputs, so a secret or a poisoning attempt the model overlooked is still caught. */
+  private async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
+    if (this.extractor === this.rules) return this.rules.extract(episodes);
+    const [model, rules] = await Promise.all([this.extractor.extract(episodes), this.rules.extract(episodes)]);
+    const guarded = rules.filter((c) => c.kind === 'game' || c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite');
+    const seen = new Set(model.map((c) => `${c.episodeId}\0${c.kind}`));
+    return [...model, ...guarded.filter((c) => !seen.has(`${c.episodeId}\0${c.kind}`))];
+  }
+
+  private async writeFacts(tx: Tx, scope: Scope, facts: readonly PlannedFact[], report: ConsolidationReport): Promise<void> {
+    if (facts.length === 0) return;
+    const current = new Map<string, { id: string; value: string; confidence: number }>();
+    const slot = (tier: FactTier, participantId: string | undefined, key: string) => `${tier}\0${participantId ?? ''}\0${key}`;
+    for (const tier of ['clue', 'social', 'lore', 'fragment'] as const) {
+      const keys = [...new Set(facts.filter((f) => f.tier === tier).map((f) => f.key))];
+      const rows = await store.currentFactsByKey(tx, tier, scope, keys);
+      const open = await this.service.keysFor(tx, scope.tenantId, rows);
+      for (const row of rows) {
+        const value = this.valueOf(open, tier, scope.tenantId, row);
+        if (value !== undefined) current.set(slot(tier, row.participant_id ?? undefined, row.fact_key), { id: row.id, value, confidence: row.confidence });
+      }
+    }
+    const vectors = await this.service.embedder.embed(facts.map((f) => f.summary));
+    for (const [i, f] of facts.entries()) {
+      const key = slot(f.tier, f.participantId, f.key);
+      const existing = current.get(key);
+      if (existing && sameValue(existing.value, f.value)) {
+        const cap = f.kind === 'claim' ? CLAIM_CAP : REINFORCE_CAP;
+        const confidence = Math.min(cap, Math.max(existing.confidence, f.confidence) + 0.05);
+        await store.reinforceFact(tx, f.tier, scope, existing.id, { confidence, importance: f.importance, derivedFrom: f.episodeIds });
+        current.set(key, { ...existing, confidence });
+        report.reinforced++;
+        continue;
+      }
+      const written = await this.service.writeFactIn(
+        tx,
+        scope,
+        {
+          tier: f.tier,
+          participantId: f.participantId,
+          key: f.key,
+          value: f.value,
+          summary: f.summary,
+          source: f.source,
+          confidence: f.confidence,
+          importance: f.importance,
+          retention: f.retention,
+          supersedes: existing?.id,
+          derivedFrom: f.episodeIds,
+        },
+        vectors[i]!,
+      );
+      if (existing) report.superseded++;
+      report.written[f.tier]++;
+      current.set(key, { id: written.id, value: f.value, confidence: f.confidence });
+    }
+  }
+
+  private valueOf(keys: Map<string, Uint8Array>, tier: FactTier, tenantId: string, row: FactRow): string | undefined {
+    const key = keys.get(row.key_id);
+    if (!key) return undefined;
+    const aad = rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id);
+    const plain = this.service.unseal(key, row.ciphertext, aad, row.id);
+    return plain ? (JSON.parse(plain.toString('utf8')) as { value: string }).value : undefined;
+  }
+
+  /** Sealed under the npc key: reviewers with an admin key for the npc can read it back. */
+  private async logAnomaly(tx: Tx, scope: Scope, kind: string, coreKey: string | null, c: Candidate): Promise<void> {
+    const { keyId, key } = await this.service.keys.forWrite(tx, scope.tenantId, 'npc', scope.npcId!);
+    const id = randomUUID();
+    const body = JSON.stringify({ claim: c.text, value: c.value, key: c.key });
+    await store.insertAnomaly(tx, {
+      id,
+      tenantId: scope.tenantId,
+      npcId: scope.npcId!,
+      gameId: scope.gameId!,
+      participantId: c.participantId,
+      episodeId: c.episodeId,
+      kind,
+      coreKey,
+      textHash: createHash('sha256').update(c.value.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex'),
+      keyId,
+      ciphertext: seal(key, Buffer.from(body, 'utf8'), anomalyAad(scope.tenantId, scope.npcId!, id)),
+    });
+  }
+
+  /** Forgetting at consolidation: slow-decay facts in this scope that faded away are invalidated. */
+  private async forget(tx: Tx, scope: Scope): Promise<number> {
+    const now = this.clock().getTime();
+    let n = 0;
+    for (const tier of ['social', 'lore', 'fragment'] as const) {
+      const rows = await store.decayingFacts(tx, tier, scope);
+      const faded = rows.filter((r) => isForgotten('slow_decay', now - new Date(r.updated_at).getTime(), r.importance, this.options.decay)).map((r) => r.id);
+      n += await store.invalidateFacts(tx, tier, scope, faded);
+    }
+    return n;
+  }
+}
+
+export const anomalyAad = (tenantId: string, npcId: string, id: string) => ['anomaly', tenantId, npcId, id].join('\0');
+
+const sameValue = (a: string, b: string) => norm(a) === norm(b);
+const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+
+function emptyReport(): ConsolidationReport {
+  return { episodes: 0, written: { clue: 0, social: 0, lore: 0, fragment: 0 }, reinforced: 0, superseded: 0, anomalies: 0, forgotten: 0, dropped: {} };
+}
+
+function merge(into: ConsolidationReport, from: ConsolidationReport): void {
+  into.episodes += from.episodes;
+  for (const t of Object.keys(into.written) as FactTier[]) into.written[t] += from.written[t];
+  into.reinforced += from.reinforced;
+  into.superseded += from.superseded;
+  into.anomalies += from.anomalies;
+  into.forgotten += from.forgotten;
+  for (const [k, v] of Object.entries(from.dropped)) into.dropped[k] = (into.dropped[k] ?? 0) + v;
+}

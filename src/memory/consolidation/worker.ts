@@ -1,0 +1,135 @@
+/**
+ * A worker: claims due jobs from memory.jobs and runs their handler, renewing the lease while
+ * it works. Run as many as you like, in one process or many: the claim statement hands each job
+ * to exactly one of them.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Database } from '../db/types.js';
+import type { Clock } from '../lifecycle/roles.js';
+import { asWorker } from '../lifecycle/roles.js';
+import { claimJobs, completeJob, failJob, type Job, type JobKind, type JobState } from './queue.js';
+
+export type JobHandler = (job: Job) => Promise<void>;
+
+export interface WorkerOptions {
+  handlers: Partial<Record<JobKind, JobHandler>>;
+  clock?: Clock;
+  /** Jobs run at once by this worker. (Default: 1) */
+  concurrency?: number;
+  /** Idle wait between polls, in milliseconds. (Default: 250) */
+  pollMs?: number;
+  /** How long a claim lasts without renewal, in milliseconds. (Default: 60000) */
+  leaseMs?: number;
+  /** Backoff after a failure (Default: queue.backoffMs). */
+  backoffMs?: (attempts: number) => number;
+  workerId?: string;
+  logger?: Logger;
+}
+
+export interface RunResult {
+  job: Job;
+  outcome: JobState;
+}
+
+export class Worker {
+  readonly id: string;
+  private running = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: WorkerOptions,
+  ) {
+    this.id = options.workerId ?? `worker-${randomBytes(4).toString('hex')}`;
+  }
+
+  private now(): Date {
+    return (this.options.clock ?? (() => new Date()))();
+  }
+
+  /** Claims and runs one round of due jobs; returns what happened to each. */
+  async runOnce(filter: { tenantId?: string; gameId?: string } = {}): Promise<RunResult[]> {
+    const kinds = Object.keys(this.options.handlers) as JobKind[];
+    const jobs = await claimJobs(this.db, this.id, {
+      now: this.now(),
+      limit: this.options.concurrency ?? 1,
+      leaseMs: this.options.leaseMs ?? 60_000,
+      kinds,
+      ...filter,
+    });
+    return Promise.all(jobs.map((job) => this.run(job)));
+  }
+
+  /** Runs rounds until no job is due (tests, the CLI, a final flush). */
+  async drain(filter: { tenantId?: string; gameId?: string } = {}): Promise<RunResult[]> {
+    const all: RunResult[] = [];
+    for (;;) {
+      const round = await this.runOnce(filter);
+      if (round.length === 0) return all;
+      all.push(...round);
+    }
+  }
+
+  private async run(job: Job): Promise<RunResult> {
+    const handler = this.options.handlers[job.kind];
+    const leaseMs = this.options.leaseMs ?? 60_000;
+    const renew = setInterval(() => {
+      void asWorker(this.db, (tx) =>
+        tx.query(
+          `UPDATE memory.jobs SET locked_until = $3::timestamptz + make_interval(secs => $4::double precision / 1000)
+            WHERE id = $1 AND locked_by = $2 AND state = 'running'`,
+          [job.id, this.id, this.now(), leaseMs],
+        ),
+      ).catch(() => {});
+    }, Math.max(1000, leaseMs / 3));
+    try {
+      if (!handler) throw new Error(`no handler for jobs of kind ${job.kind}`);
+      await handler(job);
+      clearInterval(renew);
+      await completeJob(this.db, job, this.id, this.now());
+      return { job, outcome: 'done' };
+    } catch (error) {
+      clearInterval(renew);
+      const delay = this.options.backoffMs?.(job.attempts);
+      const outcome = await failJob(this.db, job, this.id, error, this.now(), delay);
+      this.options.logger?.warn({ jobId: job.id, kind: job.kind, attempts: job.attempts, outcome, err: { code: (error as { code?: string }).code, name: (error as Error).name } }, 'job failed');
+      return { job, outcome };
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /** Polls in the background until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = (async () => {
+      while (this.running) {
+        let worked = 0;
+        try {
+          worked = (await this.runOnce()).length;
+        } catch (error) {
+          this.options.logger?.error({ err: { name: (error as Error).name, code: (error as { code?: string }).code } }, 'job queue poll failed');
+        }
+        if (worked === 0 && this.running) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.options.pollMs ?? 250);
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
+      }
+    })();
+  }
+
+  /** Stops polling and waits for the jobs in hand to finish. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+}

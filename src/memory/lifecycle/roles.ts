@@ -1,0 +1,38 @@
+import type { Database, Tx } from '../db/types.js';
+import { MemoryError } from '../errors.js';
+
+/**
+ * Transactions as the two internal roles of migration 0003. Neither is ever chosen by a
+ * request's credential: the lifecycle code builds these scopes itself from a verified tenant.
+ *
+ * - `asLifecycle`: memory_lifecycle for one tenant (and one game, when ending or shredding it).
+ *   It can clear embeddings, mark keys destroyed and delete rows; it cannot write memory.
+ * - `asWorker`: memory_worker, which sees memory.jobs of every tenant and nothing of memory.
+ */
+export interface LifecycleScope {
+  tenantId: string;
+  gameId?: string;
+}
+
+const SET = `SELECT set_config('role', $1, true), set_config('memory.tenant', $2, true),
+              set_config('memory.game', $3, true), set_config('memory.npc', '', true),
+              set_config('memory.participants', '', true), set_config('memory.key_id', '', true)`;
+
+export function asLifecycle<T>(db: Database, scope: LifecycleScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  if (!scope.tenantId) throw new MemoryError('INVALID_SCOPE', 'a lifecycle operation needs a tenant', 500);
+  return db.transaction(async (tx) => {
+    await tx.query(SET, ['memory_lifecycle', scope.tenantId, scope.gameId ?? '']);
+    return fn(tx);
+  });
+}
+
+export function asWorker<T>(db: Database, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.query(SET, ['memory_worker', '', '']);
+    return fn(tx);
+  });
+}
+
+/** Injectable time, so tests can move the clock across the audit window. */
+export type Clock = () => Date;
+export const systemClock: Clock = () => new Date();

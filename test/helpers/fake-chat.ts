@@ -1,0 +1,72 @@
+/**
+ * A tiny OpenAI-compatible chat server for tests: POST /v1/chat/completions on 127.0.0.1 and an
+ * ephemeral port. `answer` decides the model's JSON content from the request (the test plays
+ * the model); every request is recorded; it can be told to fail with a status or to answer
+ * content that is not JSON.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ChatRequest {
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: {
+    model?: string;
+    messages?: { role: string; content: string }[];
+    response_format?: { type: string; json_schema?: { name: string; strict?: boolean; schema: unknown } };
+    [k: string]: unknown;
+  };
+}
+
+export interface FakeChat {
+  baseUrl: string;
+  requests: ChatRequest[];
+  /** The model: returns the object to send as the message content (JSON-encoded). */
+  answer: (request: ChatRequest) => unknown;
+  behave(b: { kind: 'ok' } | { kind: 'fail'; status: number } | { kind: 'not-json' }): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeChat(answer: FakeChat['answer'] = () => ({ candidates: [] })): Promise<FakeChat> {
+  const fake = { requests: [] as ChatRequest[], answer } as FakeChat;
+  let behaviour: { kind: 'ok' } | { kind: 'fail'; status: number } | { kind: 'not-json' } = { kind: 'ok' };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const send = (status: number, payload: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(payload));
+      };
+      let body: ChatRequest['body'] = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest['body'];
+      } catch {
+        return send(400, { error: { message: 'bad json' } });
+      }
+      const request = { url: req.url ?? '', headers: req.headers, body };
+      fake.requests.push(request);
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(404, { error: { message: 'not found' } });
+      if (behaviour.kind === 'fail') return send(behaviour.status, { error: { message: 'the fake was told to fail' } });
+      const content = behaviour.kind === 'not-json' ? 'Sure! Here are the facts: ...' : JSON.stringify(fake.answer(request));
+      return send(200, {
+        id: 'chatcmpl-fake',
+        object: 'chat.completion',
+        model: body.model,
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  fake.baseUrl = `http://127.0.0.1:${port}/v1`;
+  fake.behave = (b) => {
+    behaviour = b;
+  };
+  fake.close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.closeAllConnections();
+      server.close((err) => (err ? reject(err) : resolve()));
+    });
+  return fake;
+}

@@ -1,0 +1,90 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read as loose JSON */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listJobs } from '../../../src/memory/consolidation/queue.js';
+import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { factsOf, harness, type Harness } from '../lifecycle/support.js';
+
+const P1 = 'part-alex0001';
+const P2 = 'part-bree0002';
+
+describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
+  let database: TestDatabase;
+  let h: Harness;
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    h = await harness(database.db);
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+    await database?.drop();
+  });
+
+  it('queues one job per npc in the ingest transaction and turns varied dialogue into facts, dropping trivia', async () => {
+    const r = await h.ingest('e2e', [
+      { participantId: P1, text: 'hello!' },
+      { participantId: P1, text: "I'm Alex. I usually carry a pulse rifle." },
+      { participantId: P1, text: 'thanks' },
+      { participantId: P2, text: 'My name is Bree and I work as a nurse' },
+      { participantId: P2, text: 'Did you know the lighthouse was built in 1820?' },
+      { participantId: P2, text: 'I hate spiders', npcId: 'npc-otto' },
+    ]);
+    expect(r.status).toBe(200);
+    const queued = (await listJobs(database.db, { tenantId: h.tenantId })).filter((j) => j.state === 'queued');
+    expect(queued.map((j) => `${j.kind}:${j.gameId}:${j.npcId}`).sort()).toEqual(['consolidate:e2e:npc-mara', 'consolidate:e2e:npc-otto']);
+    const ran = await h.system.jobs.drain();
+    expect(ran.map((x) => x.outcome)).toEqual(['done', 'done']);
+
+    const social = await factsOf(h, 'e2e', [P1, P2], 'social');
+    const byKey = Object.fromEntries(social.map((m) => [`${m.participantId}:${m.fact.key}`, m]));
+    expect(byKey[`${P1}:speaker.name`].fact.value).toBe('Alex');
+    expect(byKey[`${P1}:speaker.carries`].fact.value).toBe('a pulse rifle');
+    expect(byKey[`${P2}:speaker.name`].fact.value).toBe('Bree');
+    expect(byKey[`${P2}:speaker.occupation`].fact.value).toBe('nurse');
+    expect(social).toHaveLength(4); // hello / thanks are trivia
+    for (const m of social) {
+      expect(m.derivedFrom).toHaveLength(1);
+      expect(r.body.ids).toContain(m.derivedFrom[0]);
+      expect(m.source).toBe('player_statement');
+    }
+    const lore = await factsOf(h, 'e2e', [], 'lore');
+    expect(lore.map((m) => m.fact.value)).toEqual(['the lighthouse was built in 1820']);
+    const otto = await factsOf(h, 'e2e', [P2], 'social', 'npc-otto');
+    expect(otto.map((m) => m.fact.value)).toEqual(['dislikes spiders']);
+  });
+
+  it('supersedes "pulse rifle" with "shotgun" (same key), keeps the history, and links provenance', async () => {
+    await h.ingest('e2e', [{ participantId: P1, text: 'These days I carry a shotgun' }]);
+    await h.system.jobs.drain();
+    const carries = (await factsOf(h, 'e2e', [P1], 'social')).filter((m) => m.fact.key === 'speaker.carries');
+    expect(carries).toHaveLength(2);
+    const current = carries.find((m) => m.supersededAt === null)!;
+    const old = carries.find((m) => m.supersededAt !== null)!;
+    expect(current.fact.value).toBe('a shotgun');
+    expect(current.supersedes).toBe(old.id);
+    expect(old.fact.value).toBe('a pulse rifle');
+    // A social fact persists across games: another game of the same npc sees the current one.
+    const elsewhere = await h.call('POST', '/v1/npcs/npc-mara/search', await h.token('another-game', [P1]), { text: 'what weapon', k: 10, tiers: ['social'] });
+    expect(elsewhere.body.memories.map((m: any) => m.fact.value)).toContain('a shotgun');
+    expect(elsewhere.body.memories.map((m: any) => m.fact.value)).not.toContain('a pulse rifle');
+  });
+
+  it('reinforces a repeated fact instead of duplicating it; "I am the emperor" stays a low-confidence claim however often it is said', async () => {
+    for (let i = 0; i < 4; i++) await h.ingest('e2e', [{ participantId: P1, text: "I'm the emperor, and I'm Alex" }]);
+    await h.system.jobs.drain();
+    const social = (await factsOf(h, 'e2e', [P1], 'social')).filter((m) => m.supersededAt === null);
+    const names = social.filter((m) => m.fact.key === 'speaker.name');
+    expect(names).toHaveLength(1);
+    const claim = social.filter((m) => m.fact.key === 'speaker.claimed_title');
+    expect(claim).toHaveLength(1);
+    expect(claim[0].confidence).toBeLessThanOrEqual(0.3);
+    expect(names[0].derivedFrom.length).toBeGreaterThan(1);
+  });
+
+  it('consolidates each episode once: a job run again finds nothing new', async () => {
+    const before = (await factsOf(h, 'e2e', [P1, P2], 'social')).length;
+    const report = await h.system.consolidator.consolidate({ tenantId: h.tenantId, gameId: 'e2e', npcId: 'npc-mara' });
+    expect(report.episodes).toBe(0);
+    expect((await factsOf(h, 'e2e', [P1, P2], 'social')).length).toBe(before);
+  });
+});
