@@ -19,7 +19,8 @@ export interface TurnPorts {
 
 export interface TurnReport {
   contextId: string;
-  text: string;
+  /** What the NPC said, in order: its reply, and its second answer after a refused action. */
+  lines: string[];
   actions: { action: ProposedAction; result: ActionResult }[];
   guard: { rule: GuardRule; sentence: string }[];
   retried: boolean;
@@ -27,8 +28,8 @@ export interface TurnReport {
 }
 
 /**
- * One NPC turn: context -> model -> guard -> actions validated by the engine -> post. A refused
- * action becomes a physical failure the NPC is told about, and it gets exactly one more try.
+ * One NPC turn: context -> model -> guard -> post -> actions validated by the engine. A refused
+ * action becomes a physical failure the NPC is told about, and it gets exactly one more answer.
  */
 export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: TurnPorts, provider: ModelProvider): Promise<TurnReport> {
   const started = performance.now();
@@ -51,25 +52,29 @@ export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: Tur
     return { text: verdict.text, actions: reply.actions };
   };
 
-  let reply = await attempt();
+  // The line is spoken first, then the actions are tried: "Very well, I will go west." If the
+  // world refuses one, the NPC is told and answers once more (without acting again).
+  const first = await attempt();
+  const lines = [first.text];
+  ports.say(first.text);
   let retried = false;
-  for (const action of reply.actions) {
+  for (const action of first.actions) {
     const result = ports.act(action);
     actions.push({ action, result });
     if (!result.ok) {
-      // The world said no: tell the NPC, and let it answer once more (without acting again).
       retried = true;
-      reply = { ...(await attempt(result.failure)), actions: [] };
+      const second = await attempt(result.failure);
+      lines.push(second.text);
+      ports.say(second.text);
       break;
     }
   }
-  ports.say(reply.text);
   const total = performance.now() - started;
   const contextMs = contextDone - started;
   const retrieve = window.timingsMs?.retrieve ?? contextMs;
   return {
     contextId: window.contextId,
-    text: reply.text,
+    lines,
     actions,
     guard: interventions,
     retried,
