@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness, msg } from './harness.js';
 import { assemble } from '../../../src/memory/system.js';
-import { tempDir } from '../../helpers/database.js';
 import { countTokens } from '../../../src/memory/context/tokens.js';
 import type { ContextWindow } from '../../../src/boundary/context.js';
 
