@@ -92,7 +92,15 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       drop('unknown_episode');
       continue;
     }
-    // 1. The clue firewall: a secret, or anything that looks like one, stays in this game.
+    // 1. Attempts on the NPC's persona or the world's rules never become memory of any tier;
+    //    they are judged first (their anomaly row is purged with the game, like a clue).
+    if (c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite') {
+      const verdict = judge(c, ctx.core);
+      if (verdict.action === 'anomaly') anomalies.push({ kind: verdict.kind, coreKey: verdict.coreKey, candidate: c });
+      else drop('restates_core');
+      continue;
+    }
+    // 2. The clue firewall: a secret, or anything that looks like one, stays in this game.
     const secretKind = c.kind === 'game' ? 'game' : (secretIn(c.text, ctx.secrets) ?? secretIn(c.value, ctx.secrets) ?? secretIn(c.summary, ctx.secrets));
     if (secretKind) {
       const key = c.kind === 'game' ? c.key : `game.${secretKind}`;
@@ -110,7 +118,7 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       });
       continue;
     }
-    // 2. The poisoning guard.
+    // 3. The poisoning guard (lore that contradicts the world's rules or speaks of the NPC).
     const verdict = judge(c, ctx.core);
     if (verdict.action === 'anomaly') {
       anomalies.push({ kind: verdict.kind, coreKey: verdict.coreKey, candidate: c });
@@ -120,7 +128,7 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       drop('restates_core');
       continue;
     }
-    // 3. Importance: trivia is not stored.
+    // 4. Importance: trivia is not stored.
     const importance = importanceOf(c, episode);
     if (importance < TRIVIA_BELOW) {
       drop('trivia');
@@ -133,7 +141,7 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
     }
     // A grand claim is recorded as a claim, and stays a low-confidence one.
     const confidence = c.kind === 'claim' ? Math.min(0.3, c.confidence) : clamp(c.confidence);
-    // 4. The tier.
+    // 5. The tier.
     if (c.kind === 'world_fact') {
       facts.push({ tier: 'lore', key: c.key, value: c.value, summary: c.summary, source: 'player_statement', confidence, importance, retention: retentionFor(c.kind, 'lore'), episodeIds: [c.episodeId], kind: c.kind });
       continue;

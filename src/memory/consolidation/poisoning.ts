@@ -22,6 +22,8 @@ const IDENTITY_KEYS = /ident|name|who|persona|nature|species|role|self|backgroun
 const LOYALTY_KEYS = /loyal|allegian|serve|faction|master|employer|side|friend|enem/i;
 const RULE_KEYS = /rule|world|law|physic|setting/i;
 
+/** "You hate the Guild" names the Guild and means the opposite of loyalty to it. */
+const HOSTILE = /\b(?:hate|hates|betray(?:s|ed)?|despise|against|enemy|enemies|spy for|turned on)\b/i;
 const NEGATION = /\b(?:no|not|never|none|nobody|nothing|cannot|can't|isn't|aren't|doesn't|don't|won't|forbidden|impossible|illegal|without)\b/i;
 
 export function judge(candidate: Candidate, core: Readonly<Record<string, unknown>>): Verdict {
@@ -31,7 +33,7 @@ export function judge(candidate: Candidate, core: Readonly<Record<string, unknow
     case 'npc_claim': {
       const pattern = candidate.key === 'npc.loyalty' ? LOYALTY_KEYS : IDENTITY_KEYS;
       const entry = coreEntry(core, pattern);
-      if (entry && restates(candidate.value, entry.text) && !NEGATION.test(candidate.text)) return { action: 'drop' };
+      if (entry && restates(candidate.value, entry.text) && !NEGATION.test(candidate.text) && !HOSTILE.test(candidate.text)) return { action: 'drop' };
       return { action: 'anomaly', kind: 'contradicts_core', coreKey: entry?.key ?? null };
     }
     case 'world_rule_claim': {

@@ -252,6 +252,13 @@ export class Lifecycle {
       "UPDATE memory.data_keys SET destroyed_at = coalesce(destroyed_at, $3) WHERE tenant_id = $1 AND scope_kind = 'participant' AND scope_ref = $2",
       [tenantId, participantId, now],
     );
+    // The key record names the participant: once no row is sealed under it, it goes too (the
+    // erased-subject record, a hash, is what refuses a new key).
+    await tx.query(
+      `DELETE FROM memory.data_keys k WHERE k.tenant_id = $1 AND k.scope_kind = 'participant' AND k.scope_ref = $2
+         AND NOT EXISTS (SELECT 1 FROM memory.social s WHERE s.tenant_id = $1 AND s.key_id = k.key_id)`,
+      [tenantId, participantId],
+    );
     return { episodic, social, clue, lore, fragment, anomalies, working };
   }
 

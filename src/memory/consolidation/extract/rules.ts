@@ -56,7 +56,7 @@ const RULES: Rule[] = [
   (c) => {
     const m =
       /\byou(?:'re| are)\s+(?:no longer|not really|not)\s+(.+)/i.exec(c) ??
-      /\byou(?:'re| are| were)\s+(?:actually|secretly|really|truly|in fact|in reality|deep down|now|always been)\s+(.+)/i.exec(c) ??
+      /\byou(?:'re| are| were)\s+(?:actually|secretly|really|truly|in fact|in reality|deep down|now|always been|always|once|originally)\s+(.+)/i.exec(c) ??
       /\byour (?:real|true|actual|secret) (?:name|self|identity|nature|form|species) is\s+(.+)/i.exec(c) ??
       /\byou(?:'re| are)\s+((?:a|an|the)\s+(?!(?:good|great|nice|kind|funny|lovely|sweet|smart|clever|wonderful|big help|real help|pleasure|legend|star|gem|genius|saint|hero|lifesaver)\b).+)/i.exec(c);
     if (m) return fact('npc_claim', 'npc.identity', m[1]!, `said the NPC is ${clean(m[1]!)}`, 0.9);

@@ -222,7 +222,7 @@ GRANT SELECT ON memory.games TO memory_worker;
 
 GRANT SELECT, INSERT ON memory.games TO memory_lifecycle;
 GRANT UPDATE (ended_at, shredded_at) ON memory.games TO memory_lifecycle;
-GRANT SELECT ON memory.data_keys TO memory_lifecycle;
+GRANT SELECT, DELETE ON memory.data_keys TO memory_lifecycle;
 GRANT UPDATE (destroyed_at) ON memory.data_keys TO memory_lifecycle;
 GRANT SELECT, DELETE ON memory.episodic, memory.clues TO memory_lifecycle;
 GRANT UPDATE (embedding) ON memory.episodic, memory.clues TO memory_lifecycle;

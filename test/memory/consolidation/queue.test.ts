@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant } from '../../../src/memory/credentials.js';
+import { claimJobs, enqueueConsolidation, listJobs, queueStats } from '../../../src/memory/consolidation/queue.js';
+import { Worker } from '../../../src/memory/consolidation/worker.js';
+import { openPostgres } from '../../../src/memory/db/postgres.js';
+import type { Database } from '../../../src/memory/db/types.js';
+import { inScope } from '../../../src/memory/scope.js';
+import { backend, openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+
+describe('the job queue in PostgreSQL', () => {
+  let database: TestDatabase;
+  let db: Database;
+  let tenantA: string;
+  let tenantB: string;
+  // A little ahead of the database clock, which stamps run_at at enqueue.
+  let now = new Date(Date.now() + 60_000);
+  const clock = () => now;
+
+  const game = async (tenantId: string, gameId: string) =>
+    db.query('INSERT INTO memory.games (tenant_id, game_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [tenantId, gameId]);
+  const enqueueAs = (tenantId: string, gameId: string, npcId: string) =>
+    inScope(db, { tenantId, gameId, role: 'runtime' }, (tx) => enqueueConsolidation(tx, { tenantId, gameId, npcId, reason: 'suspension' }));
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    db = database.db;
+    tenantA = (await createTenant(db, `queue-a-${Date.now()}`)).tenantId;
+    tenantB = (await createTenant(db, `queue-b-${Date.now()}`)).tenantId;
+    for (let i = 0; i < 40; i++) await game(tenantA, `g${i}`);
+    await game(tenantB, 'secret-game');
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it('coalesces repeated triggers into one queued job per (tenant, game, npc)', async () => {
+    for (let i = 0; i < 3; i++) await enqueueAs(tenantA, 'g0', 'npc-x');
+    const jobs = (await listJobs(db, { tenantId: tenantA })).filter((j) => j.gameId === 'g0');
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ state: 'queued', reason: 'suspension', attempts: 0 });
+  });
+
+  it('lets the runtime role enqueue and read only its own tenant\'s jobs', async () => {
+    await enqueueAs(tenantB, 'secret-game', 'npc-y');
+    const seen = await inScope(db, { tenantId: tenantA, role: 'runtime' }, async (tx) => (await tx.query<{ tenant_id: string }>('SELECT tenant_id FROM memory.jobs')).rows);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((r) => r.tenant_id === tenantA)).toBe(true);
+    // Enqueueing into another tenant is refused by the policy; claiming is not granted at all.
+    await expect(
+      inScope(db, { tenantId: tenantA, gameId: 'secret-game', role: 'runtime' }, (tx) =>
+        enqueueConsolidation(tx, { tenantId: tenantB, gameId: 'secret-game', npcId: 'npc-z', reason: 'manual' }),
+      ),
+    ).rejects.toMatchObject({ code: '42501' });
+    await expect(
+      inScope(db, { tenantId: tenantA, role: 'runtime' }, (tx) => tx.query("UPDATE memory.jobs SET state = 'running'")),
+    ).rejects.toMatchObject({ code: '42501' });
+  });
+
+  it('gives each job to exactly one of several concurrent workers', async () => {
+    for (let i = 1; i < 40; i++) await enqueueAs(tenantA, `g${i}`, 'npc-x');
+    const processed: string[] = [];
+    const handlers = {
+      consolidate: async (job: { id: string }) => {
+        processed.push(job.id);
+        await new Promise((r) => setTimeout(r, 2));
+      },
+    };
+    // On native PostgreSQL each worker has its own pool, as separate processes would.
+    const pools = backend === 'postgres' ? [0, 1, 2, 3].map(() => openPostgres(database.url!, { max: 2 })) : [db, db, db, db];
+    try {
+      const workers = pools.map((p, i) => new Worker(p, { handlers, clock, concurrency: 3, workerId: `w${i}` }));
+      const results = await Promise.all(workers.map((w) => w.drain({ tenantId: tenantA })));
+      const ids = results.flat().map((r) => r.job.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(processed.sort()).toEqual([...ids].sort());
+      expect(ids.length).toBe(40);
+      if (backend === 'postgres') expect(results.filter((r) => r.length > 0).length).toBeGreaterThan(1);
+    } finally {
+      if (backend === 'postgres') await Promise.all(pools.map((p) => p.close()));
+    }
+    expect((await listJobs(db, { tenantId: tenantA })).every((j) => j.state === 'done')).toBe(true);
+  });
+
+  it('retries a failing job with backoff, then dead-letters it after its last attempt', async () => {
+    await enqueueAs(tenantA, 'g0', 'npc-fails');
+    let calls = 0;
+    const worker = new Worker(db, {
+      handlers: {
+        consolidate: async () => {
+          calls++;
+          throw Object.assign(new Error('extractor down'), { code: 'EXTRACTOR_UNAVAILABLE' });
+        },
+      },
+      clock,
+    });
+    const first = await worker.runOnce({ tenantId: tenantA });
+    expect(first.map((r) => r.outcome)).toEqual(['queued']);
+    const job = (await listJobs(db, { tenantId: tenantA })).find((j) => j.npcId === 'npc-fails')!;
+    expect(job.runAt.getTime()).toBeGreaterThan(now.getTime()); // backoff
+    expect(job.lastError).toMatch(/^EXTRACTOR_UNAVAILABLE: extractor down/);
+    expect(await worker.runOnce({ tenantId: tenantA })).toEqual([]); // not due yet
+    const outcomes: string[] = [];
+    for (let i = 0; i < 10 && !outcomes.includes('dead'); i++) {
+      now = new Date(now.getTime() + 15 * 60 * 1000);
+      outcomes.push(...(await worker.runOnce({ tenantId: tenantA })).map((r) => r.outcome));
+    }
+    expect(outcomes).toEqual(['queued', 'queued', 'queued', 'dead']);
+    expect(calls).toBe(5);
+    expect((await queueStats(db, now)).dead).toBeGreaterThanOrEqual(1);
+    // A new trigger after the dead letter gets a fresh job.
+    await enqueueAs(tenantA, 'g0', 'npc-fails');
+    expect((await listJobs(db, { tenantId: tenantA })).filter((j) => j.npcId === 'npc-fails').map((j) => j.state).sort()).toEqual(['dead', 'queued']);
+  });
+
+  it('hands the job of a worker that died mid-job to another once its lease runs out', async () => {
+    await enqueueAs(tenantA, 'g1', 'npc-crash');
+    const [claimed] = await claimJobs(db, 'dead-worker', { now, limit: 1, leaseMs: 30_000, tenantId: tenantA, gameId: 'g1' });
+    expect(claimed?.npcId).toBe('npc-crash');
+    const survivor = new Worker(db, { handlers: { consolidate: async () => {} }, clock });
+    expect(await survivor.runOnce({ tenantId: tenantA, gameId: 'g1' })).toEqual([]); // still leased
+    now = new Date(now.getTime() + 31_000);
+    const rescued = await survivor.runOnce({ tenantId: tenantA, gameId: 'g1' });
+    expect(rescued.map((r) => [r.job.id, r.outcome, r.job.attempts])).toEqual([[claimed!.id, 'done', 2]]);
+  });
+});
