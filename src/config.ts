@@ -10,16 +10,21 @@ export interface Config {
   keyringDir: string;
   host: string;
   memoryPort: number;
+  registryPort: number;
+  enginePort: number;
   embeddings?: { baseUrl: string; model: string; apiKey?: string };
   logLevel: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.MEMORY_DATA_DIR ?? 'data');
-  const port = Number(env.MEMORY_PORT ?? 4100);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`MEMORY_PORT must be a port number (0-65535), not ${JSON.stringify(env.MEMORY_PORT)}`);
-  }
+  const port = (name: string, fallback: number) => {
+    const value = Number(env[name] ?? fallback);
+    if (!Number.isInteger(value) || value < 0 || value > 65535) {
+      throw new Error(`${name} must be a port number (0-65535), not ${JSON.stringify(env[name])}`);
+    }
+    return value;
+  };
   if (env.DATABASE_URL && !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
     throw new Error('DATABASE_URL must be a postgres:// connection string');
   }
@@ -31,7 +36,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     keyringDir: path.resolve(env.MEMORY_KEYRING_DIR ?? path.join(dataDir, 'keys')),
     host: env.HOST ?? '127.0.0.1',
-    memoryPort: port,
+    memoryPort: port('MEMORY_PORT', 4100),
+    registryPort: port('REGISTRY_PORT', 4200),
+    enginePort: port('PORT', 3000),
     embeddings: env.EMBEDDINGS_URL
       ? { baseUrl: env.EMBEDDINGS_URL, model: env.EMBEDDINGS_MODEL!, apiKey: env.EMBEDDINGS_API_KEY || undefined }
       : undefined,

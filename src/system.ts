@@ -1,0 +1,159 @@
+/**
+ * The composition root: the three parties in one process on the embedded default, each on its
+ * own port and talking through the same clients as when they run apart (HTTP to the memory
+ * service and to the name registry), so the boundary is real code, not a convention.
+ *
+ * | party            | port (default) | reached by the engine through        |
+ * |------------------|----------------|--------------------------------------|
+ * | memory service   | 4100           | HttpMemoryPort -> MemoryHttpClient   |
+ * | name registry    | 4200           | HttpRegistryClient                   |
+ * | engine (+ web)   | 3000           | (players, bots, the web page)        |
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { openMemorySystem, type MemorySystem } from './memory/system.js';
+import { createTenant } from './memory/credentials.js';
+import type { Database } from './memory/db/types.js';
+import { MemoryHttpClient } from './boundary/memory-client.js';
+import { NameRegistry } from './registry/name-registry.js';
+import { buildRegistryApp } from './registry/http-app.js';
+import { HttpRegistryClient } from './registry/registry-client.js';
+import { GameEngine } from './engine/engine.js';
+import { HttpMemoryPort } from './engine/http-memory-port.js';
+import { buildEngineApp, type EngineApp } from './engine/http/app.js';
+import { loadSampleGame } from './engine/game-definition/validate.js';
+
+export interface SystemConfig extends Config {
+  /** Keep the PGlite database in memory (tests); (Default: on disk in dataDir) */
+  inMemory?: boolean;
+  logger?: Logger | false;
+}
+
+export interface RunningSystem {
+  urls: { memory: string; registry: string; engine: string };
+  memory: MemorySystem;
+  engine: GameEngine;
+  engineApp: EngineApp;
+  registryApp: FastifyInstance;
+  /** The local tenant of the memory service the engine uses. */
+  tenant: LocalTenant;
+  close(): Promise<void>;
+}
+
+export interface LocalTenant {
+  name: string;
+  tenantId: string;
+  runtimeKey: string;
+  adminKey: string;
+}
+
+export async function startSystem(config: SystemConfig): Promise<RunningSystem> {
+  await mkdir(config.dataDir, { recursive: true });
+  const memory = await openMemorySystem({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: config.databaseUrl || config.inMemory ? undefined : path.join(config.dataDir, 'pglite'),
+    keyringDir: config.keyringDir,
+    embeddings: config.embeddings,
+    logger: config.logger,
+  });
+  const closers: (() => Promise<unknown>)[] = [() => memory.close()];
+  try {
+    const tenant = await localTenant(memory.db, path.join(config.dataDir, 'local-tenant.json'), config.inMemory);
+    const memoryUrl = await memory.app.listen({ host: config.host, port: config.memoryPort });
+
+    const registry = await NameRegistry.load();
+    const registryApp = await buildRegistryApp({ registry });
+    closers.unshift(() => registryApp.close());
+    const registryUrl = await registryApp.listen({ host: config.host, port: config.registryPort });
+
+    const registryClient = new HttpRegistryClient({ baseUrl: registryUrl });
+    const memoryClient = new MemoryHttpClient(memoryUrl, tenant.runtimeKey);
+    const engine = new GameEngine({
+      registry: registryClient,
+      memory: new HttpMemoryPort(memoryClient),
+      proxySecret: await engineSecret(config.keyringDir),
+    });
+    closers.unshift(async () => engine.close());
+    const engineApp = await buildEngineApp({ engine, registry: registryClient });
+    closers.unshift(() => engineApp.app.close());
+    const engineUrl = await engineApp.app.listen({ host: config.host, port: config.enginePort });
+
+    await seedPersonas(memoryUrl, tenant.adminKey);
+    return {
+      urls: { memory: memoryUrl, registry: registryUrl, engine: engineUrl },
+      memory,
+      engine,
+      engineApp,
+      registryApp,
+      tenant,
+      async close() {
+        for (const close of closers) await close().catch(() => {});
+      },
+    };
+  } catch (error) {
+    for (const close of closers) await close().catch(() => {});
+    throw error;
+  }
+}
+
+/** The embedded default's own tenant, created on first start; its keys are kept in the data dir. */
+async function localTenant(db: Database, file: string, ephemeral?: boolean): Promise<LocalTenant> {
+  if (!ephemeral) {
+    try {
+      return JSON.parse(await readFile(file, 'utf8')) as LocalTenant;
+    } catch {
+      // first start: create it below
+    }
+  }
+  const name = `local-studio-${Date.now().toString(36)}`;
+  const keys = await createTenant(db, name);
+  const tenant = { name, ...keys };
+  if (!ephemeral) await writeFile(file, JSON.stringify(tenant, null, 2), { mode: 0o600 });
+  return tenant;
+}
+
+/** The anonymization proxy's HMAC key: kept beside the memory keyring, outside any database. */
+async function engineSecret(keyringDir: string): Promise<Uint8Array> {
+  const file = path.join(keyringDir, 'engine-proxy.key');
+  try {
+    const key = await readFile(file);
+    if (key.length === 32) return key;
+  } catch {
+    // created below
+  }
+  await mkdir(keyringDir, { recursive: true, mode: 0o700 });
+  const key = randomBytes(32);
+  await writeFile(file, key, { mode: 0o600 });
+  return key;
+}
+
+/**
+ * Procedural memory for the sample game's NPCs, written with the admin key through the memory
+ * service's API (a new version only when the persona changed).
+ */
+async function seedPersonas(memoryUrl: string, adminKey: string): Promise<void> {
+  const sample = await loadSampleGame();
+  for (const npc of sample.npcs) {
+    const url = new URL(`/v1/npcs/${encodeURIComponent(npc.npcId)}/procedural`, memoryUrl);
+    const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+    const current = await fetch(url, { headers });
+    if (current.ok && ((await current.json()) as { procedural: { persona: string } }).procedural.persona === npc.persona) continue;
+    const written = await fetch(url, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({
+        persona: npc.persona,
+        directives: [
+          'Stay in character and in this room; you only know what your memory and the current state tell you.',
+          'Never say a code, a combination or a hiding place before the players have found it.',
+        ],
+        core: {},
+      }),
+    });
+    if (!written.ok) throw new Error(`could not write the persona of ${npc.npcId}: ${written.status} ${await written.text()}`);
+  }
+}
