@@ -27,7 +27,7 @@ import * as facts from './store/facts.js';
 import { enqueueConsolidations } from './consolidation/queue.js';
 import { assertFactWriteAllowed, assertIngestAllowed } from './lifecycle/guards.js';
 import { iso, isoOrNull, type EpisodeRow, type FactRow } from './store/rows.js';
-import { insertProcedural, latestProcedural, type ProceduralRow } from './store/procedural.js';
+import { latestProcedural, toProcedural } from './store/procedural.js';
 
 export interface FactInput extends Provenance {
   tier: FactTier;
@@ -240,19 +240,6 @@ export class MemoryService {
     });
   }
 
-  async putProcedural(scope: Scope, input: ProceduralInput, actor: string): Promise<Procedural> {
-    const npcId = requireNpc(scope);
-    if (scope.role !== 'admin') throw new MemoryError('FORBIDDEN', 'procedural memory is written with an admin key only', 403);
-    const write = () =>
-      inScope(this.db, scope, (tx) => insertProcedural(tx, { tenantId: scope.tenantId, npcId, ...input, createdBy: actor }));
-    try {
-      return toProcedural(await write());
-    } catch (error) {
-      if (isUniqueViolation(error)) return toProcedural(await write()); // a concurrent writer took that version
-      throw error;
-    }
-  }
-
   async getProcedural(scope: Scope): Promise<Procedural | undefined> {
     const npcId = requireNpc(scope);
     const row = await inScope(this.db, scope, (tx) => latestProcedural(tx, scope.tenantId, npcId));
@@ -443,15 +430,3 @@ const appendOnly = () =>
   new MemoryError('APPEND_ONLY', 'episodic memory is append-only; it expires with its game and cannot be edited', 409);
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === '23505';
-
-function toProcedural(row: ProceduralRow): Procedural {
-  return {
-    npcId: row.npc_id,
-    version: row.version,
-    persona: row.persona,
-    directives: row.directives,
-    core: row.core,
-    createdBy: row.created_by,
-    createdAt: iso(row.created_at),
-  };
-}

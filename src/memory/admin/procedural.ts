@@ -1,7 +1,6 @@
 import type { Database } from '../db/types.js';
 import { inScope } from '../scope.js';
-import { insertProcedural } from '../store/procedural.js';
-import { iso } from '../store/rows.js';
+import { insertProcedural, toProcedural } from '../store/procedural.js';
 import { appendAudit } from '../audit/ledger.js';
 import type { Procedural, ProceduralInput } from '../service.js';
 import type { AdminPrincipal } from './principals.js';
@@ -21,15 +20,7 @@ export async function writeProcedural(db: Database, principal: AdminPrincipal, n
         subject: `npc:${npcId}`,
         details: { npcId, version: row.version, directives: input.directives.length, coreKeys: Object.keys(input.core).sort() },
       });
-      return {
-        npcId: row.npc_id,
-        version: row.version,
-        persona: row.persona,
-        directives: row.directives,
-        core: row.core,
-        createdBy: row.created_by,
-        createdAt: iso(row.created_at),
-      };
+      return toProcedural(row);
     });
   try {
     return await write();

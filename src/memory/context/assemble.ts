@@ -81,7 +81,7 @@ export class ContextAssembler {
     const scoped: Scope = { ...scope, participantIds: present };
     const current = 'superseded_at IS NULL AND invalidated_at IS NULL';
     const statements = [
-      { text: 'SELECT version, persona, directives, core FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 ORDER BY version DESC LIMIT 1', params: [tenantId, npcId] },
+      { text: 'SELECT version, persona, directives, core FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 AND invalidated_at IS NULL ORDER BY version DESC LIMIT 1', params: [tenantId, npcId] },
       { text: WORKING_SELECT, params: [tenantId, gameId, request.roomId, npcId] },
       {
         text: `SELECT ${candidateColumns(true, false)}, embedding <=> $1::vector AS distance FROM memory.clues

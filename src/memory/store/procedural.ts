@@ -1,4 +1,6 @@
 import type { Sql } from '../db/types.js';
+import type { Procedural } from '../service.js';
+import { iso } from './rows.js';
 
 export interface ProceduralRow {
   tenant_id: string;
@@ -16,7 +18,7 @@ const COLUMNS = 'tenant_id, npc_id, version, persona, directives, core, created_
 
 export async function latestProcedural(tx: Sql, tenantId: string, npcId: string): Promise<ProceduralRow | undefined> {
   const { rows } = await tx.query<ProceduralRow>(
-    `SELECT ${COLUMNS} FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 ORDER BY version DESC LIMIT 1`,
+    `SELECT ${COLUMNS} FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 AND invalidated_at IS NULL ORDER BY version DESC LIMIT 1`,
     [tenantId, npcId],
   );
   return rows[0];
@@ -35,4 +37,16 @@ export async function insertProcedural(
     [row.tenantId, row.npcId, row.persona, JSON.stringify(row.directives), JSON.stringify(row.core), row.createdBy],
   );
   return rows[0]!;
+}
+
+export function toProcedural(row: ProceduralRow): Procedural {
+  return {
+    npcId: row.npc_id,
+    version: row.version,
+    persona: row.persona,
+    directives: row.directives,
+    core: row.core,
+    createdBy: row.created_by,
+    createdAt: iso(row.created_at),
+  };
 }
