@@ -81,6 +81,8 @@ describe(`lineage trace and cascading invalidation (${backend})`, () => {
       [tenant.tenantId, B, C],
     );
     expect(Number(rows[0]!.n)).toBe(2);
+    // The cloned personas are gone from retrieval too: C had only the cloned one.
+    expect(await system.service.getProcedural(scope(C))).toBeUndefined();
     // NPC-A is untouched.
     expect((await visible(a.npcId)).length).toBe(7); // 4 current lore + 3 social
     const [last] = (await system.admin.ledger.records(tenant.tenantId)).slice(-1);

@@ -1,0 +1,188 @@
+/**
+ * The NPC runtime: decides which NPC answers a room message, bounds how many turns a room can
+ * cost, and runs each turn (src/npc/turn.ts). It lives in the engine process and sees the game
+ * only through `NpcHost`, which the engine implements; the memory service only through
+ * `contextFor` (HTTP in production).
+ *
+ * Who answers (documented policy):
+ * - a message that targets NPCs (`@Mara ...`): each targeted NPC in the room, in order;
+ * - an untargeted message: at most one NPC, the one that spoke last in the room (else the first
+ *   NPC present), so a conversation keeps its partner;
+ * - an NPC that is suspended (no human in its room) takes no turn at all.
+ * How much (rate limits, per game):
+ * - each room has a bucket of `roomBurst` turns refilled at `roomPerMinute`;
+ * - an untargeted message triggers a turn at most once per `untargetedCooldownMs` per speaker;
+ * a limited message still reaches memory (the engine ingests it); it just gets no reply.
+ * Turns of one NPC run one at a time, in message order.
+ */
+import type { ContextRequest, ContextWindow, RoomMessage, StateSnapshot } from '../boundary/context.js';
+import type { ActionResult } from '../engine/types.js';
+import type { GuardSecret } from './guard.js';
+import type { TurnMetrics } from './metrics.js';
+import { runTurn, type TurnReport } from './turn.js';
+import type { ModelProvider, ProposedAction } from './types.js';
+
+export interface RoomMessageEvent {
+  gameId: string;
+  roomId: string;
+  seq: number;
+  /** The speaker as the memory service knows them (anonymized by the proxy). */
+  speaker: { participantId: string; anonymous: boolean };
+  text: string;
+  targets: readonly string[];
+}
+
+/** What an NPC can see of its room at the moment of its turn, anonymized by the engine. */
+export interface NpcView {
+  roomId: string;
+  firstName: string;
+  participants: { participantId: string; anonymous: boolean }[];
+  messages: RoomMessage[];
+  state: StateSnapshot;
+  secrets: GuardSecret[];
+}
+
+export interface NpcHost {
+  onRoomMessage(listener: (event: RoomMessageEvent) => void): () => void;
+  /** NPCs in a room, in roster order, with whether they are awake (a human is present). */
+  npcsIn(gameId: string, roomId: string): { npcId: string; active: boolean }[];
+  /** Undefined when the NPC is gone or suspended: then it takes no turn. */
+  view(gameId: string, npcId: string): NpcView | undefined;
+  act(gameId: string, npcId: string, action: ProposedAction): ActionResult;
+  say(gameId: string, npcId: string, text: string): void;
+}
+
+export interface NpcRuntimeOptions {
+  /** (Default: 6) */
+  roomBurst?: number;
+  /** (Default: 12) */
+  roomPerMinute?: number;
+  /** (Default: 10000) */
+  untargetedCooldownMs?: number;
+  /** Turns kept per game for operators. (Default: 200) */
+  keepTurns?: number;
+  now?: () => number;
+  onError?: (error: unknown, event: RoomMessageEvent, npcId: string) => void;
+}
+
+export interface TurnRecord extends Omit<TurnReport, 'lines'> {
+  npcId: string;
+  roomId: string;
+  /** The message that triggered the turn. */
+  triggerSeq: number;
+  lines: string[];
+  at: number;
+}
+
+export class NpcRuntime {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly lastUntargeted = new Map<string, number>();
+  private readonly lastSpeaker = new Map<string, string>();
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly turns = new Map<string, TurnRecord[]>();
+  private unsubscribe?: () => void;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly host: NpcHost,
+    private readonly contextFor: (gameId: string, npcId: string, request: ContextRequest) => Promise<ContextWindow>,
+    private readonly provider: ModelProvider,
+    private readonly metrics: TurnMetrics,
+    private readonly options: NpcRuntimeOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    this.unsubscribe ??= this.host.onRoomMessage((event) => this.onMessage(event));
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** Resolves when every queued turn has finished (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.queues.size > 0) await Promise.all([...this.queues.values()]);
+  }
+
+  /** The recent turns of a game, newest last: which context each reply was given (for operators). */
+  turnsOf(gameId: string): readonly TurnRecord[] {
+    return this.turns.get(gameId) ?? [];
+  }
+
+  /** The NPCs that will answer this message under the policy and the limits (and reserves them). */
+  responders(event: RoomMessageEvent): string[] {
+    const awake = this.host.npcsIn(event.gameId, event.roomId).filter((n) => n.active).map((n) => n.npcId);
+    if (awake.length === 0) return [];
+    let chosen: string[];
+    if (event.targets.length > 0) {
+      chosen = event.targets.filter((t) => awake.includes(t));
+    } else {
+      const speakerKey = `${event.gameId}\0${event.speaker.participantId}`;
+      const last = this.lastUntargeted.get(speakerKey);
+      if (last !== undefined && this.now() - last < (this.options.untargetedCooldownMs ?? 10_000)) return [];
+      this.lastUntargeted.set(speakerKey, this.now());
+      const partner = this.lastSpeaker.get(`${event.gameId}\0${event.roomId}`);
+      chosen = [partner && awake.includes(partner) ? partner : awake[0]!];
+    }
+    return chosen.filter(() => this.take(`${event.gameId}\0${event.roomId}`));
+  }
+
+  private onMessage(event: RoomMessageEvent): void {
+    for (const npcId of this.responders(event)) {
+      const key = `${event.gameId}\0${npcId}`;
+      const previous = this.queues.get(key) ?? Promise.resolve();
+      const next = previous
+        .then(() => this.turn(event, npcId))
+        .catch((error: unknown) => this.options.onError?.(error, event, npcId))
+        .finally(() => {
+          if (this.queues.get(key) === next) this.queues.delete(key);
+        });
+      this.queues.set(key, next);
+    }
+  }
+
+  private async turn(event: RoomMessageEvent, npcId: string): Promise<void> {
+    const view = this.host.view(event.gameId, npcId);
+    if (!view || view.roomId !== event.roomId) return; // suspended, or walked away meanwhile
+    const request: ContextRequest = {
+      roomId: view.roomId,
+      participants: view.participants,
+      messages: view.messages,
+      state: view.state,
+    };
+    const report = await runTurn(
+      { npcId, firstName: view.firstName },
+      { participantId: event.speaker.participantId, anonymous: event.speaker.anonymous, text: event.text, targeted: event.targets.includes(npcId) },
+      {
+        context: () => this.contextFor(event.gameId, npcId, request),
+        act: (action) => this.host.act(event.gameId, npcId, action),
+        say: (text) => this.host.say(event.gameId, npcId, text),
+        secrets: () => view.secrets,
+      },
+      this.provider,
+    );
+    this.lastSpeaker.set(`${event.gameId}\0${view.roomId}`, npcId);
+    this.metrics.record(report.timings, report.guard.length);
+    const list = this.turns.get(event.gameId) ?? [];
+    list.push({ ...report, npcId, roomId: view.roomId, triggerSeq: event.seq, at: this.now() });
+    if (list.length > (this.options.keepTurns ?? 200)) list.shift();
+    this.turns.set(event.gameId, list);
+  }
+
+  /** Token bucket per room. */
+  private take(room: string): boolean {
+    const burst = this.options.roomBurst ?? 6;
+    const perMs = (this.options.roomPerMinute ?? 12) / 60_000;
+    const now = this.now();
+    const bucket = this.buckets.get(room) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + (now - bucket.at) * perMs);
+    bucket.at = now;
+    this.buckets.set(room, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+}
