@@ -11,7 +11,7 @@ import { AccountStore, type ScryptCost } from './accounts.js';
 import { AnonymizationProxy } from './anonymization-proxy.js';
 import { systemClock, type Clock } from './clock.js';
 import { EngineError } from './errors.js';
-import { Game, type NpcResumedEvent, type StreamListener } from './game.js';
+import { Game, type NpcResumedEvent, type NpcView, type ParticipantMessage, type StreamListener } from './game.js';
 import { parseGameDefinition } from './game-definition/validate.js';
 import type { MemoryPort } from './memory-port.js';
 import { Outbox, type OutboundErrorHandler, type OutboxOptions } from './outbox/index.js';
@@ -31,6 +31,8 @@ export interface GameEngineOptions {
   scryptCost?: ScryptCost;
   /** Told when a suspended NPC wakes, with how long it was suspended; the NPC runtime's cue. */
   onNpcResumed?: (event: NpcResumedEvent) => void;
+  /** Every participant message heard by an awake NPC, anonymized (the NPC runtime's trigger). */
+  onParticipantMessage?: (message: ParticipantMessage) => void;
   /** An attempt to call the memory service failed (Default: first failures and dead letters to stderr). */
   onOutboundError?: OutboundErrorHandler;
   /** Store, retry policy and concurrency of the outbox (Default: in process, 200 ms..30 s backoff, 32 in flight). */
@@ -90,6 +92,7 @@ export class GameEngine {
         flushWorkingMemory: (request) => outbox.flushWorkingMemory(request),
       },
       onNpcResumed: this.options.onNpcResumed ?? (() => {}),
+      onParticipantMessage: (message) => this.options.onParticipantMessage?.(message),
       onListenerError: (error) => console.error('A stream listener threw; the entry was still delivered to everyone else.', error),
     });
     // Accepted before the game exists for anyone: no event of it can leave ahead of its secrets.
@@ -166,6 +169,16 @@ export class GameEngine {
 
   npcSay(gameId: GameId, npcId: NpcId, text: unknown): StreamEntry {
     return this.#game(gameId).npcSay(npcId, text);
+  }
+
+  /** What an awake NPC may see for its turn (anonymized); undefined while it is suspended. */
+  npcView(gameId: GameId, npcId: NpcId): NpcView | undefined {
+    return this.#games.get(gameId)?.game.npcView(npcId);
+  }
+
+  /** The NPCs of a room and whether each is awake. */
+  npcsIn(gameId: GameId, roomId: RoomId): { npcId: NpcId; active: boolean }[] {
+    return this.#games.get(gameId)?.game.npcsIn(roomId) ?? [];
   }
 
   npcStatus(gameId: GameId, npcId: NpcId): NpcStatus {

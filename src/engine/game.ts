@@ -95,6 +95,42 @@ interface RoomState {
   seq: number;
   readonly participants: Set<SessionId>;
   readonly npcs: Set<NpcId>;
+  /** The latest spoken lines, with speakers as the memory service knows them (for NPC turns). */
+  readonly recent: SpokenLine[];
+}
+
+/** One spoken line of a room, speaker anonymized: what an NPC's turn may see of the room. */
+interface SpokenLine {
+  readonly seq: number;
+  readonly speaker: { readonly participantId: string } | { readonly npcId: NpcId };
+  readonly text: string;
+  readonly targets: readonly NpcId[];
+  readonly atMs: number;
+}
+
+/** Lines kept per room for NPC turns. */
+const RECENT_LINES = 16;
+
+/** A participant's message, anonymized by the proxy: what the NPC runtime reacts to. */
+export interface ParticipantMessage {
+  readonly gameId: GameId;
+  readonly roomId: RoomId;
+  readonly seq: number;
+  readonly speaker: { readonly participantId: string; readonly anonymous: boolean };
+  readonly text: string;
+  readonly targets: readonly NpcId[];
+}
+
+/** What an awake NPC sees at its turn: the room, who is present and what was said, anonymized. */
+export interface NpcView {
+  readonly roomId: RoomId;
+  readonly firstName: string;
+  readonly participants: { participantId: string; anonymous: boolean }[];
+  readonly messages: { seq: number; speaker: { participantId: string } | { npcId: string }; text: string; targeted: boolean; ts: number }[];
+  /** The authoritative state the NPC may rely on, versioned. */
+  readonly state: { version: number; facts: Record<string, string | boolean> };
+  /** Puzzle answers, and whether the game state lets them be said yet. */
+  readonly secrets: { answer: string; revealed: boolean }[];
 }
 
 interface ParticipantState {
@@ -134,6 +170,8 @@ export interface GameContext {
   readonly outbound: GameOutbound;
   readonly onNpcResumed: (event: NpcResumedEvent) => void;
   readonly onListenerError: (error: unknown) => void;
+  /** Every participant message, after it is sequenced (the NPC runtime's trigger). */
+  readonly onParticipantMessage?: (message: ParticipantMessage) => void;
 }
 
 const fail = (code: PhysicalFailureCode, failure: string): ActionResult => ({ ok: false, code, failure });
@@ -149,6 +187,8 @@ export class Game {
   readonly #puzzles = new Map<string, { def: PuzzleDefinition; solved: boolean }>();
   readonly #npcs = new Map<NpcId, NpcState>();
   readonly #participants = new Map<SessionId, ParticipantState>();
+  /** Counts changes of the world (actions that happened): the state version NPCs are given. */
+  #stateVersion = 0;
 
   constructor(
     readonly id: GameId,
@@ -156,7 +196,7 @@ export class Game {
     roster: ReadonlyMap<NpcId, CanonicalNpc>,
     private readonly ctx: GameContext,
   ) {
-    for (const def of definition.rooms) this.#rooms.set(def.id, { def, seq: 0, participants: new Set(), npcs: new Set() });
+    for (const def of definition.rooms) this.#rooms.set(def.id, { def, seq: 0, participants: new Set(), npcs: new Set(), recent: [] });
     for (const def of definition.doors) this.#doors.set(def.id, { def, locked: def.locked });
     for (const def of definition.items) this.#items.set(def.id, { def, place: def.location });
     for (const def of definition.puzzles) this.#puzzles.set(def.id, { def, solved: false });
@@ -270,6 +310,11 @@ export class Game {
         ),
       );
     }
+    const speaker = { participantId: this.ctx.proxy.participantIdOf(p.session), anonymous: p.session.kind === 'anonymous' };
+    this.#remember(room, { seq: entry.seq, speaker: { participantId: speaker.participantId }, text: message.text, targets, atMs: this.ctx.clock.now() });
+    if (listening.length > 0) {
+      this.ctx.onParticipantMessage?.({ gameId: this.id, roomId: room.def.id, seq: entry.seq, speaker, text: message.text, targets });
+    }
     return entry;
   }
 
@@ -278,12 +323,65 @@ export class Game {
     this.#assertRunning();
     const npc = this.#awakeNpc(npcId);
     if (!sayValidator.Check({ text })) throw new EngineError('INVALID_MESSAGE', `An NPC line is 1-${MAX_TEXT_LENGTH} printable characters.`);
-    return this.#append(this.#room(npc.roomId), {
+    const room = this.#room(npc.roomId);
+    const entry = this.#append(room, {
       kind: 'say',
       speaker: { kind: 'npc', npcId, displayName: npc.names.first },
       text: text as string,
       targets: [],
     });
+    this.#remember(room, { seq: entry.seq, speaker: { npcId }, text: text as string, targets: [], atMs: this.ctx.clock.now() });
+    return entry;
+  }
+
+  /** The NPCs of a room in roster order, and whether each is awake (a human is present). */
+  npcsIn(roomId: RoomId): { npcId: NpcId; active: boolean }[] {
+    return [...this.#room(roomId).npcs].map((npcId) => ({ npcId, active: this.#npcs.get(npcId)?.state === 'active' }));
+  }
+
+  /**
+   * What an awake NPC may see for its turn, anonymized like everything that leaves the engine:
+   * participants by their boundary ids, the room's latest lines, the authoritative state of its
+   * room and what it holds, and this game's puzzle answers with whether they may be said yet.
+   * Undefined for a suspended or dormant NPC: it takes no turn.
+   */
+  npcView(npcId: NpcId): NpcView | undefined {
+    const npc = this.#npcs.get(npcId);
+    if (!npc || npc.state !== 'active' || this.status !== 'running') return undefined;
+    const room = this.#room(npc.roomId);
+    const facts: Record<string, string | boolean> = { 'npc.room': room.def.id };
+    for (const exit of room.def.exits) {
+      const door = exit.door === undefined ? undefined : this.#doors.get(exit.door);
+      if (door && this.#exitVisible(exit)) facts[`door.${door.def.id}`] = door.locked ? 'locked' : 'open';
+    }
+    for (const [id, item] of this.#items) {
+      const place = item.place;
+      if ('room' in place && place.room === room.def.id) facts[`item.${id}`] = 'here';
+      if ('heldBy' in place && place.heldBy.kind === 'npc' && place.heldBy.npcId === npcId) facts[`holding.${id}`] = true;
+    }
+    for (const [id, puzzle] of this.#puzzles) facts[`puzzle.${id}`] = puzzle.solved ? 'solved' : 'unsolved';
+    return {
+      roomId: room.def.id,
+      firstName: npc.names.first,
+      participants: [...room.participants].map((id) => {
+        const session = this.#participant(id).session;
+        return { participantId: this.ctx.proxy.participantIdOf(session), anonymous: session.kind === 'anonymous' };
+      }),
+      messages: room.recent.map((line) => ({
+        seq: line.seq,
+        speaker: line.speaker,
+        text: line.text,
+        targeted: line.targets.includes(npcId),
+        ts: this.ctx.proxy.coarseTimestamp(line.atMs),
+      })),
+      state: { version: this.#stateVersion, facts },
+      secrets: [...this.#puzzles.values()].map((p) => ({ answer: p.def.solution, revealed: p.solved })),
+    };
+  }
+
+  #remember(room: RoomState, line: SpokenLine): void {
+    room.recent.push(line);
+    if (room.recent.length > RECENT_LINES) room.recent.shift();
   }
 
   #targetsOf(room: RoomState, message: SayMessage): NpcId[] {
@@ -311,6 +409,12 @@ export class Game {
     if (!actionValidator.Check(action)) {
       throw new EngineError('INVALID_ACTION', `Actions are move, take, drop, unlock, solve or look: ${firstError(actionValidator, action)}.`);
     }
+    const result = this.#performValid(actor, action);
+    if (result.ok) this.#stateVersion += 1;
+    return result;
+  }
+
+  #performValid(actor: Actor, action: Action): ActionResult {
     switch (action.type) {
       case 'move':
         return this.#move(actor, action);
