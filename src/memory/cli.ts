@@ -8,6 +8,7 @@ import { createTenant, mintApiKey } from './credentials.js';
 import type { Database } from './db/types.js';
 import path from 'node:path';
 import { registerAdminCommands } from './admin/cli.js';
+import { registerLifecycleCommands } from './lifecycle/cli.js';
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -46,6 +47,7 @@ program
   );
 
 registerAdminCommands(program, withDatabase);
+registerLifecycleCommands(program, withDatabase);
 
 program.parseAsync().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);

@@ -124,7 +124,7 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       anomalies.push({ kind: verdict.kind, coreKey: verdict.coreKey, candidate: c });
       continue;
     }
-    if (verdict.action === 'drop' || c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite') {
+    if (verdict.action === 'drop') {
       drop('restates_core');
       continue;
     }

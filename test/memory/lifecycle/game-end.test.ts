@@ -137,4 +137,15 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
     expect(rows).toHaveLength(1);
     expect(rows[0]!.subject).toBe('game:doomed');
   });
+
+  it('sweeps an ended game whose shred job was lost (the `shred` command\'s safety net)', async () => {
+    await h.call('POST', '/v1/games/survivor/end', h.runtimeKey);
+    await database.db.query("DELETE FROM memory.jobs WHERE tenant_id = $1 AND game_id = 'survivor' AND kind = 'shred'", [h.tenantId]);
+    expect(await h.system.lifecycle.sweep()).toBe(0); // not past its window yet
+    h.advance(31 * DAY);
+    expect(await h.system.lifecycle.sweep()).toBe(1);
+    const ran = await h.system.jobs.drain();
+    expect(ran.map((r) => `${r.job.kind}:${r.job.gameId}:${r.outcome}`)).toEqual(['shred:survivor:done']);
+    expect(await h.system.keyring.get(kekRef(h.tenantId, 'game', 'survivor'))).toBeUndefined();
+  });
 });
