@@ -26,6 +26,7 @@ import { GameEngine } from './engine/engine.js';
 import { HttpMemoryPort } from './engine/http-memory-port.js';
 import { buildEngineApp, type EngineApp } from './engine/http/app.js';
 import { loadSampleGame } from './engine/game-definition/validate.js';
+import { webPlugin } from './web/plugin.js';
 
 export interface SystemConfig extends Config {
   /** Keep the PGlite database in memory (tests); (Default: on disk in dataDir) */
@@ -80,6 +81,7 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     closers.unshift(async () => engine.close());
     const engineApp = await buildEngineApp({ engine, registry: registryClient });
     closers.unshift(() => engineApp.app.close());
+    await engineApp.app.register(webPlugin, { engine, registry: registryClient, memoryUrl });
     const engineUrl = await engineApp.app.listen({ host: config.host, port: config.enginePort });
 
     await seedPersonas(memoryUrl, tenant.adminKey);
