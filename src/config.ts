@@ -12,7 +12,9 @@ export interface Config {
   memoryPort: number;
   registryPort: number;
   enginePort: number;
-  embeddings?: { baseUrl: string; model: string; apiKey?: string };
+  embeddings?: { baseUrl: string; model: string; apiKey?: string; similarityThreshold?: number };
+  /** An OpenAI-compatible chat model for NPCs; when absent the offline responder answers. */
+  model?: { baseUrl: string; model: string; apiKey?: string; timeoutMs?: number };
   logLevel: string;
 }
 
@@ -28,6 +30,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.DATABASE_URL && !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
     throw new Error('DATABASE_URL must be a postgres:// connection string');
   }
+  if (env.MODEL_URL && !env.MODEL_NAME) {
+    throw new Error('MODEL_URL is set but MODEL_NAME is not; name the chat model the NPCs should use');
+  }
+  const similarity = env.EMBEDDINGS_SIMILARITY === undefined ? undefined : Number(env.EMBEDDINGS_SIMILARITY);
+  if (similarity !== undefined && !(similarity > 0 && similarity < 1)) {
+    throw new Error('EMBEDDINGS_SIMILARITY must be a number between 0 and 1');
+  }
   if (env.EMBEDDINGS_URL && !env.EMBEDDINGS_MODEL) {
     throw new Error('EMBEDDINGS_URL is set but EMBEDDINGS_MODEL is not; name the embedding model to use');
   }
@@ -40,8 +49,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     registryPort: port('REGISTRY_PORT', 4200),
     enginePort: port('PORT', 3000),
     embeddings: env.EMBEDDINGS_URL
-      ? { baseUrl: env.EMBEDDINGS_URL, model: env.EMBEDDINGS_MODEL!, apiKey: env.EMBEDDINGS_API_KEY || undefined }
+      ? { baseUrl: env.EMBEDDINGS_URL, model: env.EMBEDDINGS_MODEL!, apiKey: env.EMBEDDINGS_API_KEY || undefined, similarityThreshold: similarity }
       : undefined,
+    model: env.MODEL_URL ? { baseUrl: env.MODEL_URL, model: env.MODEL_NAME!, apiKey: env.MODEL_API_KEY || undefined } : undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
   };
 }

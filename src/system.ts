@@ -27,6 +27,13 @@ import { HttpMemoryPort } from './engine/http-memory-port.js';
 import { buildEngineApp, type EngineApp } from './engine/http/app.js';
 import { loadSampleGame } from './engine/game-definition/validate.js';
 import { webPlugin } from './web/plugin.js';
+import { EngineNpcHost } from './npc/engine-host.js';
+import { NpcRuntime } from './npc/runtime.js';
+import { TurnMetrics } from './npc/metrics.js';
+import { OfflineResponder } from './npc/offline-responder.js';
+import { OpenAIChatProvider } from './npc/openai-provider.js';
+import { npcOperatorRoutes } from './npc/operator-routes.js';
+import type { ModelProvider } from './npc/types.js';
 
 export interface SystemConfig extends Config {
   /** Keep the PGlite database in memory (tests); (Default: on disk in dataDir) */
@@ -42,6 +49,9 @@ export interface RunningSystem {
   registryApp: FastifyInstance;
   /** The local tenant of the memory service the engine uses. */
   tenant: LocalTenant;
+  runtime: NpcRuntime;
+  /** Bearer token of the operator routes (npc turns, metrics); kept in the keyring directory. */
+  operatorToken: string;
   close(): Promise<void>;
 }
 
@@ -73,14 +83,32 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
 
     const registryClient = new HttpRegistryClient({ baseUrl: registryUrl });
     const memoryClient = new MemoryHttpClient(memoryUrl, tenant.runtimeKey);
+    const host = new EngineNpcHost();
     const engine = new GameEngine({
       registry: registryClient,
       memory: new HttpMemoryPort(memoryClient),
-      proxySecret: await engineSecret(config.keyringDir),
+      proxySecret: await secretFile(config.keyringDir, 'engine-proxy.key'),
+      onParticipantMessage: host.publish,
     });
+    host.attach(engine);
     closers.unshift(async () => engine.close());
+
+    const provider: ModelProvider = config.model ? new OpenAIChatProvider(config.model) : new OfflineResponder();
+    const metrics = new TurnMetrics();
+    const runtime = new NpcRuntime(host, (gameId, npcId, request) => memoryClient.context(gameId, npcId, request), provider, metrics, {
+      onError: (error, event, npcId) =>
+        (config.logger || undefined)?.warn({ err: error instanceof Error ? error.message : String(error), gameId: event.gameId, npcId }, 'NPC turn failed'),
+    });
+    runtime.start();
+    closers.unshift(async () => {
+      runtime.stop();
+      await runtime.idle();
+    });
+
     const engineApp = await buildEngineApp({ engine, registry: registryClient });
     closers.unshift(() => engineApp.app.close());
+    const operatorToken = Buffer.from(await secretFile(config.keyringDir, 'operator.token')).toString('base64url');
+    npcOperatorRoutes(engineApp.app, { runtime, metrics, operatorToken });
     await engineApp.app.register(webPlugin, { engine, registry: registryClient, memoryUrl });
     const engineUrl = await engineApp.app.listen({ host: config.host, port: config.enginePort });
 
@@ -92,6 +120,8 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
       engineApp,
       registryApp,
       tenant,
+      runtime,
+      operatorToken,
       async close() {
         for (const close of closers) await close().catch(() => {});
       },
@@ -118,9 +148,9 @@ async function localTenant(db: Database, file: string, ephemeral?: boolean): Pro
   return tenant;
 }
 
-/** The anonymization proxy's HMAC key: kept beside the memory keyring, outside any database. */
-async function engineSecret(keyringDir: string): Promise<Uint8Array> {
-  const file = path.join(keyringDir, 'engine-proxy.key');
+/** A 32-byte secret kept in the keyring directory, outside any database (created on first use). */
+async function secretFile(keyringDir: string, name: string): Promise<Uint8Array> {
+  const file = path.join(keyringDir, name);
   try {
     const key = await readFile(file);
     if (key.length === 32) return key;

@@ -1,4 +1,5 @@
 import type { IngestBatch, IngestResult } from './events.js';
+import type { ContextRequest, ContextWindow } from './context.js';
 import type { EndGameResponse, FlushWorkingMemoryResponse, FLUSH_REASONS, SECRET_KINDS } from './lifecycle.js';
 
 // Spelled out from the contract's constant lists: `Static` of a union built by `map` is `never`.
@@ -92,6 +93,12 @@ export class MemoryHttpClient {
   }
 
   /** Runs `fn` with a game token; a token the service no longer accepts is dropped and minted once more. */
+  /** POST /v1/npcs/:npcId/context (game token for the participants present): the context window of a turn. */
+  async context(gameId: string, npcId: string, request: ContextRequest): Promise<ContextWindow> {
+    const present = request.participants.map((p) => p.participantId);
+    return this.withGameToken(gameId, present, (token) => this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/context`, token, request));
+  }
+
   private async withGameToken<T>(gameId: string, participantIds: readonly string[], fn: (token: string) => Promise<T>): Promise<T> {
     try {
       return await fn(await this.gameToken(gameId, participantIds));

@@ -54,8 +54,8 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
   const known = window.participants[trigger.participantId];
   const facts = known?.facts ?? [];
   if (/\b(hello|hi|hey|greetings|good (morning|evening|afternoon)|remember me|again|it's me)\b/.test(lower)) {
-    const name = facts.find((f) => f.key === 'player_name' || f.key === 'name')?.value;
-    const work = facts.find((f) => f.key === 'occupation' || f.key === 'job')?.value;
+    const name = facts.find((f) => ['player_name', 'name'].includes(lastSegment(f.key)))?.value;
+    const work = facts.find((f) => ['occupation', 'job', 'work'].includes(lastSegment(f.key)))?.value;
     if (!trigger.anonymous && (name || work)) {
       const greeting = `Welcome back${name ? `, ${name}` : ''}! It has been a while.`;
       return { text: work ? `${greeting} How are things holding up in your work as ${article(work)} ${work}?` : greeting, actions: [] };
@@ -94,6 +94,8 @@ function sharedWords(a: string, lower: string): number {
   return new Set(a.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2 && !STOP.has(w)).map(stem).filter((w) => theirs.has(w))).size;
 }
 
+/** "speaker.occupation" and "occupation" name the same kind of fact. */
+const lastSegment = (key: string) => key.slice(key.lastIndexOf('.') + 1);
 const stem = (w: string) => w.replace(/(ing|ed|es|s)$/, '');
 const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 const stripPeriod = (s: string) => s.replace(/[.!?]+$/, '');

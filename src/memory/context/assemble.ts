@@ -75,8 +75,10 @@ export class ContextAssembler {
     const lastSpoken = [...request.messages].reverse().find((m) => 'participantId' in m.speaker);
     const lastSpeaker = lastSpoken && 'participantId' in lastSpoken.speaker ? lastSpoken.speaker.participantId : undefined;
     const reconstructFor = lastSpoken && lastSpeaker && anonymous.has(lastSpeaker) ? lastSpoken : undefined;
-    const queryText = recent.map((m) => m.text).join('\n') || 'hello';
-    const [queryVector, speakerVector] = await this.service.embedder.embed(reconstructFor ? [queryText, reconstructFor.text] : [queryText]);
+    const queryText = recent.map((m) => withoutMentions(m.text)).join('\n') || 'hello';
+    const [queryVector, speakerVector] = await this.service.embedder.embed(
+      reconstructFor ? [queryText, withoutMentions(reconstructFor.text)] : [queryText],
+    );
     const q = toVectorLiteral(queryVector!);
     const scoped: Scope = { ...scope, participantIds: present };
     const current = 'superseded_at IS NULL AND invalidated_at IS NULL';
@@ -380,6 +382,9 @@ function newestPerKey(candidates: Candidate[], shadowed: ContextRecord['shadowed
   }
   return [...newest.values()];
 }
+
+/** "@Elias have you seen..." is about the Mustang, not about Elias: addressing is not content. */
+const withoutMentions = (text: string) => text.replace(/@[\p{L}\p{N}_-]+/gu, ' ').trim();
 
 export function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[^a-z0-9]+/g, '_');
