@@ -23,6 +23,14 @@ import type { Scope } from '../src/memory/scope.js';
 import { searchEpisodesStatement } from '../src/memory/store/episodes.js';
 import { ContextAssembler } from '../src/memory/context/assemble.js';
 import { countTokens } from '../src/memory/context/tokens.js';
+import { randomBytes } from 'node:crypto';
+import { GameEngine } from '../src/engine/engine.js';
+import { loadSampleGame } from '../src/engine/game-definition/validate.js';
+import { NameRegistry } from '../src/registry/name-registry.js';
+import { InProcessRegistryClient } from '../src/registry/registry-client.js';
+import { OfflineResponder } from '../src/npc/offline-responder.js';
+import { runTurn } from '../src/npc/turn.js';
+import type { TurnTimings } from '../src/npc/metrics.js';
 import { tempDir } from '../test/helpers/database.js';
 
 const program = new Command('bench')
@@ -161,6 +169,7 @@ async function benchBackend(which: string): Promise<Row[]> {
       });
     }
     contextRows.push(await benchContext(which, system, tenantId, seededGames));
+    turnRows.push(await benchTurn(which, system, tenantId));
     await system.app.close();
     return out;
   } finally {
@@ -249,6 +258,65 @@ async function benchContext(which: string, system: Awaited<ReturnType<typeof ass
   };
 }
 
+interface TurnRow {
+  backend: string;
+  p50: number;
+  p99: number;
+  stages: Record<keyof TurnTimings, number>;
+}
+const turnRows: TurnRow[] = [];
+
+/**
+ * One NPC turn with the offline responder: context (assembled in process, as the memory service
+ * does it), responder, guard, and posting into the engine's room stream, for the NPC that has the
+ * 8 participants' social facts above.
+ */
+async function benchTurn(which: string, system: Awaited<ReturnType<typeof assemble>>, tenantId: string): Promise<TurnRow> {
+  const assembler = new ContextAssembler(system.service);
+  const noMemory = { ingest: async () => {}, flushWorkingMemory: async () => {}, registerSecrets: async () => {}, endGame: async () => {} };
+  const engine = new GameEngine({ registry: new InProcessRegistryClient(await NameRegistry.load()), memory: noMemory, proxySecret: randomBytes(32) });
+  const sample = await loadSampleGame();
+  const gameId = await engine.createGame(sample);
+  const { token } = engine.sessions.openAnonymous({ displayName: 'bench' });
+  engine.join(token, gameId);
+  engine.act(token, gameId, { type: 'move', direction: 'north' }); // into the reading room, with Mara
+  const npcId = 'npc-mara-quenby';
+  const participants = Array.from({ length: 8 }, (_, i) => `bench-player-${i}-x`);
+  const scope = { tenantId, gameId: 'game-0', npcId: NPCS[0]!, participantIds: participants, role: 'runtime' as const };
+  const provider = new OfflineResponder();
+  const samples: number[] = [];
+  const stages: Record<keyof TurnTimings, number[]> = { memoryRetrievalMs: [], contextBuildMs: [], modelLatencyMs: [], guardMs: [], totalLatencyMs: [] };
+  const turns = Math.max(100, Math.floor(queries / 5));
+  for (let t = 0; t < turns + 20; t++) {
+    const request = {
+      roomId: 'hall',
+      participants: participants.map((participantId) => ({ participantId, anonymous: false })),
+      messages: [{ seq: 10_000 + t, speaker: { participantId: participants[t % 8]! }, text: sentence(), targeted: true, ts: 1_764_100_000 + t }],
+      state: { version: t, facts: { 'door.iron': 'locked' } },
+      tokenBudget: 2000,
+    };
+    const started = performance.now();
+    const report = await runTurn(
+      { npcId, firstName: 'Mara' },
+      { participantId: participants[t % 8]!, anonymous: false, text: request.messages[0]!.text, targeted: true },
+      {
+        context: async () => (await assembler.assemble(scope, request)).window,
+        act: (action) => engine.proposeNpcAction(gameId, npcId, action),
+        say: (text) => void engine.npcSay(gameId, npcId, text),
+        secrets: () => [{ answer: '1847', revealed: false }],
+      },
+      provider,
+    );
+    if (t < 20) continue; // warm-up
+    samples.push(performance.now() - started);
+    for (const k of Object.keys(stages) as (keyof TurnTimings)[]) stages[k].push(report.timings[k]);
+    if ((t - 19) % 20 === 0) progress(`${which}: NPC turns`, t - 19, turns);
+  }
+  engine.close();
+  const stageP50 = Object.fromEntries(Object.entries(stages).map(([k, v]) => [k, percentile(v, 50)])) as Record<keyof TurnTimings, number>;
+  return { backend: which, p50: percentile(samples, 50), p99: percentile(samples, 99), stages: stageP50 };
+}
+
 const backends = opts.backend === 'both' ? ['pglite', 'postgres'] : [opts.backend];
 const results: Row[] = [];
 for (const b of backends) results.push(...(await benchBackend(b)));
@@ -272,6 +340,11 @@ const contextTable = [
   contextHeader,
   `|${'---|'.repeat(11)}`,
   ...contextRows.map((r) => `| ${r.backend} | ${r.memories} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.retrieve)} | ${f(r.score)} | ${f(r.pack)} | ${f(r.persist)} | ${Math.round(r.tokens)} | ${r.naiveTokens} | ${f(r.naiveTokens / r.tokens)}x |`),
+].join('\n');
+const turnTable = [
+  '| backend | turn p50 ms | turn p99 ms | memory retrieval p50 | context build p50 | model (offline) p50 | guard p50 |',
+  `|${'---|'.repeat(7)}`,
+  ...turnRows.map((r) => `| ${r.backend} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.stages.memoryRetrievalMs)} | ${f(r.stages.contextBuildMs)} | ${f(r.stages.modelLatencyMs)} | ${f(r.stages.guardMs)} |`),
 ].join('\n');
 const report = `# Benchmarks
 
@@ -297,10 +370,19 @@ ${contextTable}
 
 Targets: native PostgreSQL p50 <= 5 ms and p99 <= 20 ms with 200,000 memories; PGlite p50 <= 15 ms.
 
+## NPC turn
+
+Context (assembled in process, as above) + offline responder + output guard + posting into the
+engine's room stream, with the engine validating any proposed action.
+
+${turnTable}
+
+Targets: native PostgreSQL p50 <= 10 ms and p99 <= 40 ms.
+
 ## Store targets
 
 Targets (native PostgreSQL, 2 cores): scoped p50 <= 2 ms and p99 <= 10 ms at 200,000 rows over 2,000 games; cost at 200,000 within 1.5x of 10,000; scoped within 1.5x of the raw floor; ingest >= 2,000 events/s.
 `;
-console.log(`\n${table}\n\n${contextTable}\n`);
+console.log(`\n${table}\n\n${contextTable}\n\n${turnTable}\n`);
 await writeFile(opts.out, report);
 console.log(`written to ${opts.out}`);
