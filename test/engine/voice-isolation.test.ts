@@ -68,11 +68,13 @@ const FORBIDDEN_FOR_VOICE: [string, (file: string) => boolean][] = [
   ['outbound code', (f) => f.startsWith('src/engine/outbox/') || /outbound/.test(f)],
   ['the engine (games, NPCs)', (f) => f.startsWith('src/engine/')],
   ['the name registry', (f) => f.startsWith('src/registry/')],
+  ['the NPC runtime', (f) => f.startsWith('src/npc/')],
 ];
 
-/** NPC and memory modules: everything of the memory service, the boundary and the engine but its transport. */
+/** NPC and memory modules: the memory service, the boundary, the NPC runtime, and the engine but its transport. */
 const NPC_AND_MEMORY_MODULES = [
   ...filesUnder(path.join(SRC, 'memory')),
+  ...(existsSync(path.join(SRC, 'npc')) ? filesUnder(path.join(SRC, 'npc')) : []),
   ...filesUnder(path.join(SRC, 'boundary')),
   ...filesUnder(path.join(SRC, 'engine')).filter((f) => !rel(f).startsWith('src/engine/http/')),
 ];
