@@ -279,7 +279,7 @@ export class Outbox {
     const entries = this.#batchOf(lane);
     const head = entries[0]!;
     if (game.refused && head.call.name !== 'registerSecrets') {
-      this.#setAside(lane, entries, game.refused.code === 'SECRETS_NOT_REGISTERED' ? game.refused : secretsNotRegistered(game.refused));
+      this.#setAside(lane, entries, secretsNotRegistered(game.refused));
       return;
     }
     try {
@@ -304,8 +304,10 @@ export class Outbox {
       }
       this.#report(error, { ...where, attempt: lane.attempt, willRetry: false });
       const refusal = error instanceof MemoryPortError ? error : new MemoryPortError('REFUSED', String(error), false, { cause: error });
+      // Marked before anything else can leave: settling the secrets lets the game's lanes move.
       if (head.call.name === 'registerSecrets') game.refused = refusal;
       this.#setAside(lane, entries, refusal);
+      if (head.call.name === 'registerSecrets') this.#refuseGame(game, refusal);
       return;
     }
     if (this.#closed) return;
@@ -374,6 +376,24 @@ export class Outbox {
     this.#dead.push({ entries, code: error.code, message: error.message, atMs: Date.now() });
     if (this.#dead.length > MAX_DEAD_LETTERS_KEPT) this.#dead.shift();
     this.#settle(lane, entries);
+  }
+
+  /**
+   * The game's secrets were refused: everything of the game still queued is set aside now (and
+   * recorded as such, so a restarted process does not send it either), and so is anything later.
+   */
+  #refuseGame(game: GameQueues, refusal: MemoryPortError): void {
+    const reason = secretsNotRegistered(refusal);
+    for (const lane of [game.barrier, ...game.rooms.values()]) {
+      // Lanes wait behind the secrets, so none is in flight; a lane waiting to retry is stopped.
+      if (lane.busy || lane.queue.length === 0) continue;
+      if (lane.timer) {
+        clearTimeout(lane.timer);
+        delete lane.timer;
+        this.#retrying -= 1;
+      }
+      this.#setAside(lane, [...lane.queue], reason);
+    }
   }
 
   #settle(lane: Lane, entries: readonly OutboxEntry[]): void {
