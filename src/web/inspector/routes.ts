@@ -10,8 +10,9 @@
  * sends as `X-Engine-Operator-Token` and this relay passes to the engine's route unchanged.
  *
  * Text rule: the inspector never shows memory or player text. Explanations carry ids and scores
- * by design; whatever else is relayed has every `text`, `value`, `summary` and `preview` field
- * replaced by its length before it leaves this process.
+ * by design; whatever else is relayed has every `text`, `value`, `summary`, `preview`, `lines`
+ * and `sentence` field (an NPC's lines can echo a player) replaced by its length before it leaves
+ * this process.
  *
  * | method | path                                   | memory service call                          |
  * |--------|----------------------------------------|----------------------------------------------|
@@ -31,7 +32,7 @@ export interface InspectorRouteOptions {
 }
 
 const KEY = /^Bearer (mk_[a-z0-9]{1,40}_[A-Za-z0-9_-]{1,100})$/;
-const HIDDEN_FIELDS = new Set(['text', 'value', 'summary', 'preview']);
+const HIDDEN_FIELDS = new Set(['text', 'value', 'summary', 'preview', 'lines', 'sentence']);
 const strict = { additionalProperties: false } as const;
 const Id = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$' });
 
@@ -49,9 +50,8 @@ class InspectorError extends Error {
 export function withoutText(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutText);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k, HIDDEN_FIELDS.has(k) && typeof v === 'string' ? `[hidden: ${v.length} chars]` : withoutText(v)]),
-  );
+  const hide = (v: unknown): unknown => (typeof v === 'string' ? `[hidden: ${v.length} chars]` : Array.isArray(v) ? v.map(hide) : withoutText(v));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, HIDDEN_FIELDS.has(k) ? hide(v) : withoutText(v)]));
 }
 
 export async function inspectorRoutes(app: FastifyInstance, options: InspectorRouteOptions): Promise<void> {

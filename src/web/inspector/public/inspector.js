@@ -138,7 +138,11 @@ $('#turns-form').addEventListener('submit', (event) => {
             el(
               'li',
               {},
-              el('button', { type: 'button', class: 'small secondary', dataset: { context: t.contextId }, onclick: () => explain(gameId, t.contextId) }, `#${t.seq} ${t.npcId}`),
+              el(
+                'button',
+                { type: 'button', class: 'small secondary', dataset: { context: t.contextId }, onclick: () => explain(gameId, t.contextId, t) },
+                `reply to #${t.triggerSeq ?? t.seq} · ${t.npcId}${t.roomId ? ` · ${t.roomId}` : ''}`,
+              ),
             ),
           )
         : [el('li', { class: 'hint' }, 'No NPC turn in this game yet.')]),
@@ -151,7 +155,7 @@ $('#context-form').addEventListener('submit', (event) => {
   void explain($('#turns-form').gameId.value.trim(), event.currentTarget.contextId.value.trim());
 });
 
-async function explain(gameId, contextId) {
+async function explain(gameId, contextId, turn) {
   if (!gameId) {
     $('#error').textContent = 'Give the game id first: explanations are kept per game.';
     $('#error').hidden = false;
@@ -181,7 +185,21 @@ async function explain(gameId, contextId) {
       r.shadowed?.length ? table(['memory id', 'by', 'reason'], r.shadowed.map((s) => [code(s.id), code(s.by), s.reason])) : el('p', { class: 'hint' }, 'None.'),
       el('h3', {}, 'Uncertain reconstruction'),
       r.reconstruction ? facts([['fragments', r.reconstruction.fragmentIds.join(', ')], ['similarity', r.reconstruction.similarity.toFixed(3)]]) : el('p', { class: 'hint' }, 'None.'),
-      el('h3', {}, 'Stage timings (ms)'),
+      ...(turn?.timings
+        ? [
+            el('h3', {}, 'The NPC turn (engine side, ms)'),
+            table(
+              Object.keys(turn.timings).map((k) => ({ label: k, num: true })),
+              [Object.values(turn.timings).map((v) => Number(v).toFixed(2))],
+            ),
+            facts([
+              ['actions', String(turn.actions?.length ?? 0)],
+              ['guard interventions', (turn.guard ?? []).map((g) => g.rule).join(', ') || 'none'],
+              ['retried after a refused action', String(Boolean(turn.retried))],
+            ]),
+          ]
+        : []),
+      el('h3', {}, 'Context assembly stage timings (memory service, ms)'),
       table(
         Object.keys(r.timingsMs ?? {}).map((k) => ({ label: k, num: true })),
         [Object.values(r.timingsMs ?? {}).map((v) => Number(v).toFixed(2))],
@@ -226,7 +244,8 @@ $('#clone-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const { from, to } = event.currentTarget;
   void attempt(async () => {
-    const manifest = await call('POST', '/clones/dry-run', { from: from.value.trim(), to: to.value.trim() });
+    const answer = await call('POST', '/clones/dry-run', { from: from.value.trim(), to: to.value.trim() });
+    const manifest = answer.manifest ?? answer;
     const tiers = ['procedural', 'lore', 'social'];
     const counts = (o) => Object.entries(o ?? {}).map(([k, v]) => [k, String(v)]);
     $('#manifest').replaceChildren(
@@ -239,6 +258,7 @@ $('#clone-form').addEventListener('submit', (event) => {
         ['estimated tokens', `${manifest.tokens?.estimated ?? 0} (${manifest.tokens?.tokenizer ?? '?'})`],
         ['rows cleared', String(manifest.cleared?.total ?? 0)],
         ['rows blocked', String(manifest.blocked?.total ?? 0)],
+        ['ledger record', answer.ledger ? `seq ${answer.ledger.seq}` : '—'],
       ]),
       el('h3', {}, 'Cleared to copy, per tier'),
       table(['tier', { label: 'rows', num: true }, { label: 'tokens', num: true }], tiers.map((t) => [t, String(manifest.cleared?.[t] ?? 0), String(manifest.tokens?.byTier?.[t] ?? 0)])),
