@@ -16,7 +16,7 @@ export const SECRET_KINDS = ['code', 'item_location', 'solution', 'password'] as
 /** A game secret: it may only ever live in this game's clue tier (the clue firewall). */
 export const GameSecret = Type.Object(
   {
-    kind: Type.Union(SECRET_KINDS.map((k) => Type.Literal(k))),
+    kind: Type.Enum(SECRET_KINDS),
     /** The secret itself, e.g. "1847" or "the brass key is under the globe". */
     text: Type.String({ minLength: 1, maxLength: 500 }),
   },
@@ -46,7 +46,7 @@ export const FlushWorkingMemoryRequest = Type.Object(
   {
     roomId: ScopeId,
     /** room_empty: the last human left (suspension); npc_moved: the NPC changed rooms. */
-    reason: Type.Union(FLUSH_REASONS.map((r) => Type.Literal(r))),
+    reason: Type.Enum(FLUSH_REASONS),
   },
   { additionalProperties: false },
 );

@@ -25,9 +25,9 @@ export type TokenRequest = Static<typeof TokenRequest>;
 
 export const TokenResponse = Type.Object({ token: Type.String(), expiresAt: Type.Integer() });
 
-const Tier = Type.Union(DURABLE_TIERS.map((t) => Type.Literal(t)));
-const FactTier = Type.Union(FACT_TIERS.map((t) => Type.Literal(t)));
-const Retention = Type.Union(RETENTION_CLASSES.map((t) => Type.Literal(t)));
+const Tier = Type.Enum(DURABLE_TIERS);
+const FactTier = Type.Enum(FACT_TIERS);
+const Retention = Type.Enum(RETENTION_CLASSES);
 const Unit = Type.Number({ minimum: 0, maximum: 1 });
 
 // Query strings arrive as text; they are checked as text and converted in the handler.
