@@ -23,7 +23,9 @@ export const Probe = Type.Object(
     /** A fact domain (color, allergy, employer, ...): pairs the probe with the other tenant's. */
     domain: Type.String({ minLength: 1, maxLength: 40 }),
     /** What the probe tests (seed 002 section 9). Only recall probes take part in the pairing invariant. (Default: "recall") */
-    kind: Type.Optional(Type.Union(PROBE_KINDS.map((k) => Type.Literal(k)))),
+    kind: Type.Optional(Type.Enum(PROBE_KINDS)),
+    /** "after-erasure": asked only once the dataset's erased tenants have been erased. (Default: "main") */
+    phase: Type.Optional(Type.Enum(['main', 'after-erasure'])),
     required: Type.Optional(Strings),
     forbidden: Type.Optional(Strings),
     anyOf: Type.Optional(Strings),
@@ -53,6 +55,8 @@ export const Dataset = Type.Object(
     /** [alias, alias]: the two tenants of each pair. */
     pairs: Type.Array(Type.Tuple([Type.String(), Type.String()]), { minItems: 1 }),
     tenants: Type.Array(Tenant, { minItems: 2 }),
+    /** Tenants erased (GDPR, memory service admin API) before the after-erasure probes. */
+    erase: Type.Optional(Type.Array(Type.String())),
     targets: Type.Object(
       {
         /** Share of probes that must pass. (seed 002: 1.0) */
@@ -128,7 +132,7 @@ export function pairingProblems(dataset: Pick<Dataset, 'pairs' | 'tenants'>): st
           problems.push(`${y.alias} has no probe in domain "${domain}" that ${x.alias} has`);
           continue;
         }
-        if (!sameSet(expected, theirForbidden)) {
+        if (![...expected].every((e) => theirForbidden.has(e))) {
           problems.push(`domain "${domain}": ${x.alias} expects [${[...expected].join(', ')}] but ${y.alias} forbids [${[...theirForbidden].join(', ')}]`);
         }
       }
@@ -140,4 +144,3 @@ export function pairingProblems(dataset: Pick<Dataset, 'pairs' | 'tenants'>): st
 
 const stringsOf = (tenant: Tenant, domain: string, pick: (p: Probe) => readonly string[]) =>
   new Set(tenant.probes.filter((p) => p.domain === domain && (p.kind ?? 'recall') === 'recall').flatMap(pick).map((s) => s.toLowerCase()));
-const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));

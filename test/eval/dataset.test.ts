@@ -20,7 +20,7 @@ describe('the paired dataset', () => {
     const good = JSON.parse(await readFile('eval/datasets/seed-002.json', 'utf8')) as Dataset;
     const broken = structuredClone(good);
     broken.tenants[1]!.probes[0]!.forbidden = ['magenta'];
-    expect(pairingProblems(broken)).toEqual([expect.stringContaining('domain "color": ana expects [teal] but bruno forbids [magenta]')]);
+    expect(pairingProblems(broken)).toEqual([expect.stringContaining("domain \"color\": ana expects [teal] but bruno forbids [magenta]")]);
     expect(() => parseDataset(JSON.stringify(broken))).toThrow(/pairing invariant/);
     const unpaired = structuredClone(good);
     unpaired.pairs = [['ana', 'ana']];
