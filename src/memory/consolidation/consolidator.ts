@@ -66,7 +66,15 @@ export class Consolidator {
   async consolidate(target: { tenantId: string; gameId: string; npcId: string }): Promise<ConsolidationReport> {
     const total = emptyReport();
     for (;;) {
-      const report = await this.batch(target);
+      let report: ConsolidationReport;
+      try {
+        report = await this.batch(target);
+      } catch (error) {
+        // DataKeys caches a key the second time one transaction asks for it; if that transaction
+        // created the key and then rolled back, the cached key id no longer exists. Forget it.
+        this.service.keys.forget();
+        throw error;
+      }
       merge(total, report);
       if (report.episodes < this.batchSize) return total;
     }
@@ -111,7 +119,7 @@ export class Consolidator {
       const scope: Scope = { ...base, participantIds: participants };
       await tx.query("SELECT set_config('memory.participants', $1, true)", [participants.join(',')]);
 
-      await this.writeFacts(tx, scope, planned.facts, report);
+      await this.writeFacts(tx, scope, [...planned.facts, ...(await this.sessionSummary(tx, scope, episodes, planned.facts))], report);
       for (const anomaly of planned.anomalies) await this.logAnomaly(tx, scope, anomaly.kind, anomaly.coreKey, anomaly.candidate);
       report.anomalies = planned.anomalies.length;
       report.forgotten = await this.forget(tx, scope);
@@ -143,18 +151,44 @@ export class Consolidator {
         if (value !== undefined) current.set(slot(tier, row.participant_id ?? undefined, row.fact_key), { id: row.id, value, confidence: row.confidence });
       }
     }
-    const vectors = await this.service.embedder.embed(facts.map((f) => f.summary));
-    for (const [i, f] of facts.entries()) {
+    // First decide, in order, what each planned fact does to its slot; then embed only the new
+    // facts (one call) and write them; repeated facts reinforce their slot once per batch.
+    type Step = { fact: PlannedFact; supersedes?: string };
+    const steps: Step[] = [];
+    const reinforce = new Map<string, { tier: FactTier; confidence: number; importance: number; derivedFrom: Set<string> }>();
+    const pending = new Map<string, { value: string; confidence: number; step?: Step; id?: string }>();
+    for (const [key, c] of current) pending.set(key, { value: c.value, confidence: c.confidence, id: c.id });
+    for (const f of facts) {
       const key = slot(f.tier, f.participantId, f.key);
-      const existing = current.get(key);
+      const existing = pending.get(key);
       if (existing && sameValue(existing.value, f.value)) {
         const cap = f.kind === 'claim' ? CLAIM_CAP : REINFORCE_CAP;
-        const confidence = Math.min(cap, Math.max(existing.confidence, f.confidence) + 0.05);
-        await store.reinforceFact(tx, f.tier, scope, existing.id, { confidence, importance: f.importance, derivedFrom: f.episodeIds });
-        current.set(key, { ...existing, confidence });
+        existing.confidence = Math.min(cap, Math.max(existing.confidence, f.confidence) + 0.05);
+        if (existing.step) {
+          // Heard twice in this batch: the fact about to be written carries both episodes.
+          existing.step.fact = { ...existing.step.fact, confidence: existing.confidence, episodeIds: [...new Set([...existing.step.fact.episodeIds, ...f.episodeIds])] };
+        } else {
+          const r = reinforce.get(existing.id!) ?? { tier: f.tier, confidence: 0, importance: 0, derivedFrom: new Set<string>() };
+          r.confidence = existing.confidence;
+          r.importance = Math.max(r.importance, f.importance);
+          for (const id of f.episodeIds) r.derivedFrom.add(id);
+          reinforce.set(existing.id!, r);
+        }
         report.reinforced++;
         continue;
       }
+      const step: Step = { fact: f, supersedes: existing?.step ? undefined : existing?.id };
+      if (existing?.step) step.supersedes = `pending:${steps.indexOf(existing.step)}`;
+      steps.push(step);
+      pending.set(key, { value: f.value, confidence: f.confidence, step });
+    }
+    for (const [id, r] of reinforce) {
+      await store.reinforceFact(tx, r.tier, scope, id, { confidence: r.confidence, importance: r.importance, derivedFrom: [...r.derivedFrom] });
+    }
+    const vectors = await this.service.embedder.embed(steps.map((s) => s.fact.summary));
+    const writtenIds: string[] = [];
+    for (const [i, { fact: f, supersedes }] of steps.entries()) {
+      const previous = supersedes?.startsWith('pending:') ? writtenIds[Number(supersedes.slice(8))] : supersedes;
       const written = await this.service.writeFactIn(
         tx,
         scope,
@@ -168,15 +202,51 @@ export class Consolidator {
           confidence: f.confidence,
           importance: f.importance,
           retention: f.retention,
-          supersedes: existing?.id,
+          supersedes: previous,
           derivedFrom: f.episodeIds,
         },
         vectors[i]!,
       );
-      if (existing) report.superseded++;
+      writtenIds.push(written.id);
+      if (previous) report.superseded++;
       report.written[f.tier]++;
-      current.set(key, { id: written.id, value: f.value, confidence: f.confidence });
     }
+  }
+
+  /**
+   * Old episodes summarized, major events kept: one game-bound fact ('session.summary', clue
+   * tier, expires with the game) superseded at every batch, counting the messages consolidated
+   * so far and listing the most important facts of the session in the third person. Retrieval
+   * can show it instead of old raw episodes; major events also live on as their own facts.
+   */
+  private async sessionSummary(tx: Tx, scope: Scope, episodes: readonly EpisodeInput[], facts: readonly PlannedFact[]): Promise<PlannedFact[]> {
+    const utterances = episodes.filter((e) => e.kind === 'utterance');
+    if (utterances.length === 0) return [];
+    const [previous] = await store.currentFactsByKey(tx, 'clue', scope, [SUMMARY_KEY]);
+    let state: SessionSummary = { messages: 0, notable: [] };
+    let derived: string[] = [];
+    if (previous) {
+      const value = this.valueOf(await this.service.keysFor(tx, scope.tenantId, [previous]), 'clue', scope.tenantId, previous);
+      if (value) state = JSON.parse(value) as SessionSummary;
+      derived = previous.derived_from;
+    }
+    const major = facts.filter((f) => f.importance >= 0.75 && f.tier !== 'fragment').map((f) => f.summary);
+    state = { messages: state.messages + utterances.length, notable: [...new Set([...state.notable, ...major])].slice(-12) };
+    const summary = `${state.messages} messages so far${state.notable.length ? `; notable: ${state.notable.join('; ')}` : ''}`;
+    return [
+      {
+        tier: 'clue',
+        key: SUMMARY_KEY,
+        value: JSON.stringify(state),
+        summary: summary.slice(0, 2000),
+        source: 'npc_observation',
+        confidence: 1,
+        importance: 0.3,
+        retention: 'session_only',
+        episodeIds: [...new Set([...derived, ...episodes.map((e) => e.id)])],
+        kind: 'event',
+      },
+    ];
   }
 
   private valueOf(keys: Map<string, Uint8Array>, tier: FactTier, tenantId: string, row: FactRow): string | undefined {
@@ -218,6 +288,12 @@ export class Consolidator {
     }
     return n;
   }
+}
+
+const SUMMARY_KEY = 'session.summary';
+interface SessionSummary {
+  messages: number;
+  notable: string[];
 }
 
 export const anomalyAad = (tenantId: string, npcId: string, id: string) => ['anomaly', tenantId, npcId, id].join('\0');

@@ -10,8 +10,10 @@ export async function unconsolidatedEpisodes(tx: Sql, tenantId: string, gameId: 
   const { rows } = await tx.query<EpisodeRow>(
     `SELECT ${EPISODE_COLUMNS} FROM memory.episodic e
       WHERE e.tenant_id = $1 AND e.game_id = $2 AND e.npc_id = $3
-        AND NOT EXISTS (SELECT 1 FROM memory.consolidated_episodes c
-                         WHERE c.tenant_id = $1 AND c.game_id = $2 AND c.npc_id = $3 AND c.episode_id = e.id)
+        -- NOT IN over a non-null column plans as one hashed subplan: linear in the game's size,
+        -- whatever the statistics say (NOT EXISTS became a quadratic nested loop on fresh tables).
+        AND e.id NOT IN (SELECT c.episode_id FROM memory.consolidated_episodes c
+                          WHERE c.tenant_id = $1 AND c.game_id = $2 AND c.npc_id = $3)
       ORDER BY e.ts, e.created_at, e.id LIMIT $4`,
     [tenantId, gameId, npcId, limit],
   );

@@ -117,8 +117,7 @@ export class Lifecycle {
     const npcs = await asLifecycle(this.db, { tenantId, gameId }, async (tx) => {
       const { rows } = await tx.query<{ npc_id: string }>(
         `SELECT DISTINCT e.npc_id FROM memory.episodic e WHERE e.tenant_id = $1 AND e.game_id = $2
-           AND NOT EXISTS (SELECT 1 FROM memory.consolidated_episodes c
-                            WHERE c.tenant_id = $1 AND c.game_id = $2 AND c.npc_id = e.npc_id AND c.episode_id = e.id)`,
+           AND e.id NOT IN (SELECT c.episode_id FROM memory.consolidated_episodes c WHERE c.tenant_id = $1 AND c.game_id = $2)`,
         [tenantId, gameId],
       );
       return rows.map((r) => r.npc_id);

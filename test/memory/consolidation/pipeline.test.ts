@@ -87,4 +87,13 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
     expect(report.episodes).toBe(0);
     expect((await factsOf(h, 'e2e', [P1, P2], 'social')).length).toBe(before);
   });
+
+  it('summarizes the session in one game-bound fact, superseded at each batch, keeping the major events', async () => {
+    const summaries = (await factsOf(h, 'e2e', [], 'clue')).filter((m) => m.fact.key === 'session.summary');
+    const current = summaries.filter((m) => m.supersededAt === null);
+    expect(current).toHaveLength(1);
+    expect(summaries.length).toBeGreaterThan(1);
+    expect(current[0].fact.summary).toMatch(/^\d+ messages so far; notable: .*is called Alex/);
+    expect(current[0].retention).toBe('session_only');
+  });
 });

@@ -18,7 +18,7 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
     database = await openTestDatabase();
     h = await harness(database.db);
     const r = await h.ingest('doomed', [
-      { participantId: P1, text: 'canary-episode-zx81 the code is 4792' },
+      { participantId: P1, text: 'canary-episode-zx81 the code is 8675309' },
       { participantId: P1, text: "I'm Alex" },
     ]);
     ids = r.body.ids;
@@ -36,7 +36,7 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
   it('shows the game through every path before it ends (the baseline)', async () => {
     const t = await h.token('doomed', [P1]);
     expect((await h.call('GET', '/v1/npcs/npc-mara/memories/count?tier=episodic', t)).body.count).toBe(2);
-    expect((await h.call('GET', '/v1/npcs/npc-mara/memories/count?tier=clue', t)).body.count).toBe(1);
+    expect((await h.call('GET', '/v1/npcs/npc-mara/memories/count?tier=clue', t)).body.count).toBe(2); // the code and the session summary
     expect((await h.call('GET', `/v1/npcs/npc-mara/memories/${ids[0]}`, t)).status).toBe(200);
   });
 
@@ -57,7 +57,7 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
       expect((await h.call('GET', `/v1/npcs/npc-mara/memories/count?tier=${tier}`, t)).body.count).toBe(0);
     }
     for (const id of [...ids, clueId]) expect((await h.call('GET', `/v1/npcs/npc-mara/memories/${id}`, t)).status).toBe(404);
-    const search = await h.call('POST', '/v1/npcs/npc-mara/search', t, { text: 'code 4792 canary', k: 50 });
+    const search = await h.call('POST', '/v1/npcs/npc-mara/search', t, { text: 'code 8675309 canary', k: 50 });
     expect(search.body.memories.filter((m: any) => m.tier === 'episodic' || m.tier === 'clue')).toEqual([]);
     // Social facts persist across games; the other game is untouched.
     expect((await h.call('GET', '/v1/npcs/npc-mara/memories?tier=social', t)).body.memories.length).toBeGreaterThan(0);
@@ -80,7 +80,7 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
        UNION ALL SELECT count(*), count(embedding) FROM memory.clues WHERE tenant_id = $1 AND game_id = 'doomed'`,
       [h.tenantId],
     );
-    expect(rows.map((r) => [Number(r.n), Number(r.with_embedding)])).toEqual([[2, 0], [1, 0]]);
+    expect(rows.map((r) => [Number(r.n), Number(r.with_embedding)])).toEqual([[2, 0], [2, 0]]);
   });
 
   it('refuses new events, facts and secrets for the ended game with GAME_ENDED', async () => {
@@ -124,7 +124,7 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'memory' AND table_type = 'BASE TABLE'",
     );
     for (const { table_name } of tables.rows) {
-      const { rows } = await database.db.query<{ n: number }>(`SELECT count(*) AS n FROM memory.${table_name} t WHERE t::text LIKE '%canary-episode-zx81%' OR t::text LIKE '%4792%'`);
+      const { rows } = await database.db.query<{ n: number }>(`SELECT count(*) AS n FROM memory.${table_name} t WHERE t::text LIKE '%canary-episode-zx81%' OR t::text LIKE '%8675309%'`);
       expect(Number(rows[0]!.n), table_name).toBe(0);
     }
   });

@@ -25,7 +25,7 @@ export interface LlmExtractorConfig {
 const LlmCandidate = Type.Object(
   {
     episode: Type.Integer({ minimum: 0 }),
-    kind: Type.Union(CANDIDATE_KINDS.map((k) => Type.Literal(k))),
+    kind: Type.Enum(CANDIDATE_KINDS),
     key: Type.String({ minLength: 1, maxLength: 120 }),
     value: Type.String({ minLength: 1, maxLength: 500 }),
     summary: Type.String({ minLength: 1, maxLength: 500 }),
