@@ -25,6 +25,16 @@ export function inspector(ctx: { world: WebWorld }): void {
       return (await response.json()) as T;
     };
 
+    it('refuses a missing key and a runtime key: only an admin key with "audit" signs in', async () => {
+      const session = (authorization?: string) =>
+        fetch(new URL('/inspector/api/session', world.url), { method: 'POST', headers: authorization ? { authorization } : {} });
+      expect((await session()).status).toBe(401);
+      const runtime = await session(`Bearer ${world.system.tenant.runtimeKey}`);
+      expect(runtime.status).toBe(403);
+      expect(((await runtime.json()) as { error: { code: string } }).error.code).toBe('ADMIN_KEY_REQUIRED');
+      expect((await session(`Bearer ${world.system.tenant.adminKey}`)).status).toBe(200);
+    });
+
     it('shows the memory ids behind an NPC reply, and no player text', async () => {
       const ivy = await newPlayer(world);
       await signUp(ivy.page, 'ivy-inspected', 'a long enough passphrase');

@@ -3,6 +3,7 @@ import { startWebWorld, type WebWorld } from './support/web.js';
 import { playTogether } from './play-together.scenario.js';
 import { npcMemory } from './npc-memory.scenario.js';
 import { inspector } from './inspector.scenario.js';
+import { voice } from './voice.scenario.js';
 
 /**
  * The web client in a real browser (Debian's chromium through playwright-core), against the whole
@@ -17,4 +18,5 @@ afterAll(() => ctx.world?.stop());
 
 playTogether(ctx);
 npcMemory(ctx);
+voice(ctx);
 inspector(ctx);

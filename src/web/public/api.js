@@ -1,3 +1,4 @@
+/* global fetch, location, WebSocket, setTimeout -- browser globals (this file runs in the page) */
 // The engine's public API as the page uses it: HTTP with the session token, and the room stream
 // WebSocket with cursors (see src/engine/http/app.ts and stream.ts). Same calls a bot makes.
 

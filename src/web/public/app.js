@@ -1,3 +1,4 @@
+/* global document, location, history, navigator, sessionStorage, URLSearchParams, setTimeout, clearTimeout -- browser globals (this file runs in the page) */
 // The play page: sign in (or play anonymously), create or join a game, and the room view with
 // its ordered stream. State lives in sessionStorage, so a reload resumes the same game.
 import { api, ApiError, openStream } from './api.js';

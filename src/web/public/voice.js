@@ -1,3 +1,4 @@
+/* global document, location, navigator, WebSocket, RTCPeerConnection -- browser globals (this file runs in the page) */
 // Optional voice between the players of one room: WebRTC, with the engine's signaling relay
 // (src/voice/, GET /v1/voice) carrying only offers, answers and ICE candidates. The audio goes
 // browser to browser; no NPC component is ever on this path (nothing here touches the stream).
@@ -15,7 +16,10 @@ export async function startVoice({ token, gameId, onStatus }) {
   document.body.append(audio);
   const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/voice`);
   const send = (message) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify(message));
-  const status = () => onStatus?.(`Voice on: ${peers.size} other player${peers.size === 1 ? '' : 's'} connected.`);
+  const status = () => {
+    const connected = [...peers.values()].filter((p) => p.pc.connectionState === 'connected').length;
+    onStatus?.(peers.size ? `Voice on: ${connected} of ${peers.size} other player${peers.size === 1 ? '' : 's'} connected.` : 'Voice on: nobody else in this room has voice on yet.');
+  };
 
   const peer = (peerId) => {
     let entry = peers.get(peerId);
@@ -26,6 +30,7 @@ export async function startVoice({ token, gameId, onStatus }) {
     sink.autoplay = true;
     audio.append(sink);
     pc.addEventListener('track', (event) => (sink.srcObject = event.streams[0]));
+    pc.addEventListener('connectionstatechange', status);
     pc.addEventListener('icecandidate', (event) => {
       if (event.candidate) send({ type: 'signal', to: peerId, signal: { candidate: event.candidate.toJSON() } });
     });

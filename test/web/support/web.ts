@@ -39,7 +39,9 @@ export async function startWebWorld(): Promise<WebWorld> {
   });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      // Voice: a fake microphone, allowed without a prompt.
+      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'],
   });
   await mkdir(SCREENSHOTS, { recursive: true });
   return {

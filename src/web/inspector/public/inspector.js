@@ -1,3 +1,4 @@
+/* global document, location, sessionStorage, fetch, URLSearchParams -- browser globals (this file runs in the page) */
 // The QA inspector: ids, scores, timings and counts behind NPC replies, the audit ledger and its
 // verification, clone dry-run manifests and lineage. Every call goes to /inspector/api with the
 // operator's admin key (kept in sessionStorage of this tab only). No memory or player text is shown.
