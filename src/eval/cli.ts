@@ -84,6 +84,63 @@ targetOptions(
   if (opts.enforceTargets && !summary.ok) process.exitCode = 1;
 });
 
+targetOptions(
+  program
+    .command('extended')
+    .description('seed 002 section 9: >= 20 pairs, five domains, update/stale/deletion/paraphrase/abstention, ablations, bootstrap CIs')
+    .option('--dataset <file>', 'generated dataset (eval split by default; regenerate with src/eval/extended/write-datasets.ts)', 'eval/datasets/extended.json')
+    .option('--pairs <n>', 'use only the first n pairs (a quick look; a valid run uses all, at least 20)')
+    .option('--settle-ms <ms>', 'settling interval after setup and after erasure', '150')
+    .option('--no-ablations', 'skip the retrieval ablations')
+    .option('--output <file>', 'result JSON, written once (default: eval/results/extended-<time>.json)')
+    .option('--report <file>', 'markdown report', 'docs/eval/extended.md')
+    .option('--enforce-targets', 'exit 1 when a target is missed'),
+).action(async (opts: { dataset: string; pairs?: string; settleMs: string; ablations: boolean; output?: string; report: string; enforceTargets?: boolean; engineUrl?: string; databaseUrl?: string }) => {
+  if (opts.engineUrl) fail('the extended experiment needs the memory service and its keys (erasure, ablations): run it in process');
+  const { generateExtended } = await import('./extended/generate.js');
+  const { runExtended } = await import('./extended/run.js');
+  const { summarizeExtended, extendedMarkdown } = await import('./extended/summary.js');
+  const { writeFile } = await import('node:fs/promises');
+  const settleMs = nonNegative('--settle-ms', opts.settleMs);
+  const output = opts.output ?? `eval/results/extended-${stamp()}.json`;
+  const loaded = await loadDataset(opts.dataset);
+  const dataset = structuredClone(loaded.dataset);
+  if (opts.pairs) {
+    dataset.pairs = dataset.pairs.slice(0, nonNegative('--pairs', opts.pairs));
+    const keep = new Set(dataset.pairs.flat());
+    dataset.tenants = dataset.tenants.filter((t) => keep.has(t.alias));
+  }
+  const regenerated = generateExtended({ split: dataset.name.endsWith('-dev') ? 'dev' : 'eval' });
+  const reproducible = JSON.stringify(regenerated) === JSON.stringify(loaded.dataset);
+  const revision = gitRevision();
+  const startedAt = new Date().toISOString();
+  const target = await openTarget(opts);
+  let pairs;
+  try {
+    pairs = await runExtended(target, dataset, { settleMs, ablations: opts.ablations, onProgress: progressBar('extended') });
+  } finally {
+    await target.close();
+  }
+  const summary = summarizeExtended(pairs, dataset);
+  await writeResultOnce(output, {
+    schema: 'npc-memory/eval-extended@1',
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    revision,
+    command: ['npm run eval:extended --', ...process.argv.slice(3)].join(' '),
+    dataset: { file: opts.dataset, sha256: loaded.sha256, name: loaded.dataset.name, pairsUsed: dataset.pairs.length, regeneratesIdentically: reproducible, content: JSON.parse(loaded.text) as unknown },
+    configuration: { settleMs, ablations: opts.ablations ? ['full', 'transcript', 'episodic', 'social'] : [], backend: target.backend, bootstrap: { resamples: 2000, level: 0.95, seed: 1, unit: 'tenant pair' } },
+    models: target.models,
+    environment: environment(),
+    targets: dataset.targets,
+    summary,
+    pairs,
+  });
+  await writeFile(opts.report, extendedMarkdown(summary, { revision, startedAt, datasetSha256: loaded.sha256, output, backend: target.backend, pairs: dataset.pairs.length }));
+  console.log(`${Object.entries(summary.byKind).map(([k, v]) => `${k} ${v.passed}/${v.probes}`).join(', ')}\nforeign leaks ${summary.foreignLeaks.length}, identity confirmations ${summary.identityConfirmations.length}, deletion failures ${summary.deletionFailures.length}\np95 ${summary.latency.endToEnd.p95Ms} ms\ntargets: ${Object.entries(summary.targets).map(([k, v]) => `${k} ${v ? 'met' : 'MISSED'}`).join(', ')}\nresult: ${output}\nreport: ${opts.report}`);
+  if (opts.enforceTargets && !summary.ok) process.exitCode = 1;
+});
+
 program
   .command('verify')
   .description('re-score a seed-002 result file from its JSON alone and compare with its summary')

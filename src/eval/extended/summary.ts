@@ -1,0 +1,192 @@
+/** Aggregates of the extended experiment, derived from the raw pair records alone. */
+import type { Dataset } from '../dataset.js';
+import { identityConfirmation, normalize } from '../scoring.js';
+import { bootstrap, summarizeLatency, type Interval, type LatencySummary } from '../stats.js';
+import type { PairRecord } from './run.js';
+
+export interface ExtendedSummary {
+  /** Main path (engine -> memory -> responder): pass rate per probe kind, CI over tenant pairs. */
+  byKind: Record<string, Interval & { passed: number; probes: number }>;
+  /** Forbidden strings of the paired tenant found in a reply: every one listed. */
+  foreignLeaks: { pair: number; tenant: string; probeId: string; question: string; reply: string; leaked: string; where: string }[];
+  /** The tenant's own superseded value given as current (update/stale probes). */
+  staleAnswers: { pair: number; tenant: string; probeId: string; reply: string; leaked: string }[];
+  /** The erased tenant's values still in a reply after erasure. */
+  deletionFailures: { pair: number; tenant: string; probeId: string; reply: string; leaked: string }[];
+  erasure: { erased: number; receiptsOk: number; valuesLeftInContext: { pair: number; tenant: string; values: string[] }[] };
+  identityConfirmations: { pair: number; tenant: string; text: string; phrase: string }[];
+  /** Ablations: pass rate per scope, config and kind, CI over tenant pairs; foreign leaks; tokens. */
+  ablations: Record<string, Record<string, Record<string, Interval & { foreignLeaks: number; meanTokens: number }>>>;
+  latency: {
+    endToEnd: LatencySummary;
+    stages: Record<string, { meanMs: number; medianMs: number; p95Ms: number }>;
+    contextEndpoint: Record<'retrieve' | 'build', { meanMs: number; medianMs: number; p95Ms: number }>;
+  };
+  targets: { exactRecall: boolean; leaks: boolean; identity: boolean; p95Latency: boolean; deletion: boolean };
+  ok: boolean;
+}
+
+export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Dataset, 'tenants' | 'targets'>): ExtendedSummary {
+  const setupOf = new Map(dataset.tenants.map((t) => [t.alias, normalize(t.setup.join(' '))]));
+  const owner = (leaked: string, tenant: string, paired: string) => (setupOf.get(paired)?.includes(normalize(leaked)) ? 'foreign' : setupOf.get(tenant)?.includes(normalize(leaked)) ? 'own' : 'unknown');
+  const probes = pairs.flatMap((p) => p.probes);
+  const pairedWith = (p: PairRecord, t: string) => (p.tenants[0] === t ? p.tenants[1] : p.tenants[0]);
+
+  const byKind: ExtendedSummary['byKind'] = {};
+  for (const kind of [...new Set(probes.map((p) => p.kind))]) {
+    const units = pairs.map((p) => {
+      const mine = p.probes.filter((x) => x.kind === kind);
+      return [mine.filter((x) => x.score.pass).length, mine.length] as const;
+    });
+    const all = probes.filter((p) => p.kind === kind);
+    byKind[kind] = { ...bootstrap(units), passed: all.filter((p) => p.score.pass).length, probes: all.length };
+  }
+
+  const foreignLeaks: ExtendedSummary['foreignLeaks'] = [];
+  const staleAnswers: ExtendedSummary['staleAnswers'] = [];
+  const deletionFailures: ExtendedSummary['deletionFailures'] = [];
+  for (const p of pairs) {
+    for (const x of p.probes) {
+      for (const leaked of x.score.leaked) {
+        const who = owner(leaked, x.tenant, pairedWith(p, x.tenant));
+        if (who === 'foreign') foreignLeaks.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, question: x.question, reply: x.reply ?? '', leaked, where: 'engine' });
+        else if (x.kind === 'deletion') deletionFailures.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, reply: x.reply ?? '', leaked });
+        else if (x.kind === 'update' || x.kind === 'stale') staleAnswers.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, reply: x.reply ?? '', leaked });
+      }
+    }
+    for (const a of p.ablations) {
+      for (const leaked of a.score.leaked) {
+        if (owner(leaked, a.tenant, pairedWith(p, a.tenant)) === 'foreign') {
+          foreignLeaks.push({ pair: p.pair, tenant: a.tenant, probeId: a.probeId, question: '', reply: a.reply, leaked, where: `ablation ${a.config} (${a.scope})` });
+        }
+      }
+    }
+  }
+
+  const ablations: ExtendedSummary['ablations'] = {};
+  const all = pairs.flatMap((p) => p.ablations);
+  for (const scope of [...new Set(all.map((a) => a.scope))]) {
+    for (const config of [...new Set(all.map((a) => a.config))]) {
+      for (const kind of [...new Set(all.map((a) => a.kind))]) {
+        const units = pairs.map((p) => {
+          const mine = p.ablations.filter((a) => a.scope === scope && a.config === config && a.kind === kind);
+          return [mine.filter((a) => a.score.pass).length, mine.length] as const;
+        });
+        const rows = all.filter((a) => a.scope === scope && a.config === config && a.kind === kind);
+        const foreign = foreignLeaks.filter((l) => l.where === `ablation ${config} (${scope})` && rows.some((r) => r.probeId === l.probeId)).length;
+        ((ablations[scope] ??= {})[config] ??= {})[kind] = { ...bootstrap(units), foreignLeaks: foreign, meanTokens: round(rows.reduce((n, r) => n + r.tokens, 0) / (rows.length || 1)) };
+      }
+    }
+  }
+
+  const erasures = pairs.flatMap((p) => p.erasures);
+  const identityConfirmations = [
+    ...pairs.flatMap((p) => p.setup.map((s) => ({ pair: p.pair, tenant: s.tenant, text: s.reply ?? '' }))),
+    ...probes.map((x) => ({ pair: x.pair, tenant: x.tenant, text: x.reply ?? '' })),
+  ]
+    .map((r) => ({ ...r, phrase: identityConfirmation(r.text) }))
+    .filter((r): r is typeof r & { phrase: string } => r.phrase !== undefined);
+
+  const stage = (values: number[]) => {
+    const s = summarizeLatency(values);
+    return { meanMs: s.meanMs, medianMs: s.medianMs, p95Ms: s.p95Ms };
+  };
+  const staged = probes.filter((p) => p.stages);
+  const stages = Object.fromEntries(
+    ['memoryRetrievalMs', 'contextBuildMs', 'modelLatencyMs', 'guardMs', 'totalLatencyMs'].map((k) => [k, stage(staged.map((p) => (p.stages as unknown as Record<string, number>)[k]!))]),
+  );
+  const contexts = all.filter((a) => a.config === 'full');
+  const endToEnd = summarizeLatency(
+    probes.map((p) => p.latencyMs),
+    dataset.targets.maxLatencyMs,
+  );
+  const exact = byKind.recall;
+  const targets = {
+    exactRecall: exact !== undefined && exact.passed === exact.probes,
+    leaks: foreignLeaks.length <= dataset.targets.leaks,
+    identity: identityConfirmations.length === 0,
+    p95Latency: endToEnd.p95Ms <= dataset.targets.p95LatencyMs,
+    deletion: deletionFailures.length === 0 && erasures.every((e) => 'removed' in e.receipt && e.valuesInContext.length === 0),
+  };
+  return {
+    byKind,
+    foreignLeaks,
+    staleAnswers,
+    deletionFailures,
+    erasure: {
+      erased: erasures.length,
+      receiptsOk: erasures.filter((e) => 'removed' in e.receipt).length,
+      valuesLeftInContext: erasures.filter((e) => e.valuesInContext.length > 0).map((e) => ({ pair: e.pair, tenant: e.tenant, values: e.valuesInContext })),
+    },
+    identityConfirmations,
+    ablations,
+    latency: {
+      endToEnd,
+      stages,
+      contextEndpoint: { retrieve: stage(contexts.map((c) => c.timingsMs.retrieve)), build: stage(contexts.map((c) => c.timingsMs.build)) },
+    },
+    targets,
+    ok: Object.values(targets).every(Boolean),
+  };
+}
+
+const round = (x: number) => Math.round(x * 10) / 10;
+
+/** The markdown report (docs/eval/extended.md). */
+export function extendedMarkdown(summary: ExtendedSummary, meta: { revision: string; startedAt: string; datasetSha256: string; output: string; backend: string; pairs: number }): string {
+  const pct = (i: Interval) => (Number.isNaN(i.estimate) ? 'n/a' : `${(i.estimate * 100).toFixed(1)}% [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}]`);
+  const kinds = Object.entries(summary.byKind)
+    .map(([k, v]) => `| ${k} | ${v.passed}/${v.probes} | ${pct(v)} |`)
+    .join('\n');
+  const abl: string[] = [];
+  for (const [scope, configs] of Object.entries(summary.ablations)) {
+    for (const [config, byKind] of Object.entries(configs)) {
+      const cells = ['recall', 'paraphrase', 'update', 'stale', 'abstention'].map((k) => (byKind[k] ? pct(byKind[k]) : ''));
+      const leaks = Object.values(byKind).reduce((n, v) => n + v.foreignLeaks, 0);
+      const tokens = byKind.recall?.meanTokens ?? 0;
+      abl.push(`| ${scope} | ${config} | ${cells.join(' | ')} | ${leaks} | ${tokens} |`);
+    }
+  }
+  const st = summary.latency.stages;
+  const e = summary.latency.endToEnd;
+  return `# Extended experiment (seed 002 section 9)
+
+Run ${meta.startedAt}, revision \`${meta.revision}\`, backend ${meta.backend}, ${meta.pairs} tenant pairs, dataset sha256 \`${meta.datasetSha256.slice(0, 16)}…\`.
+Raw result: \`${meta.output}\` (every reply, score and timing; the numbers below are derived from it).
+Intervals: 95% percentile bootstrap over tenant pairs (2000 resamples, seed 1).
+
+## Main path (engine API -> memory service -> offline responder)
+
+| probe kind | passed | pass rate [95% CI] |
+|---|---:|---|
+${kinds}
+
+- foreign-fact leaks: **${summary.foreignLeaks.length}**${summary.foreignLeaks.map((l) => `\n  - pair ${l.pair} ${l.tenant} ${l.probeId} (${l.where}): "${l.leaked}" in "${l.reply}"`).join('')}
+- identity confirmations: **${summary.identityConfirmations.length}**
+- stale answers (own superseded value given): ${summary.staleAnswers.length}
+- erasure: ${summary.erasure.receiptsOk}/${summary.erasure.erased} receipts; deletion failures in replies: ${summary.deletionFailures.length}; erased values still in a fresh context window: ${summary.erasure.valuesLeftInContext.length}
+
+## Ablations (memory service context, sections kept client-side, same offline responder)
+
+| game | config | recall | paraphrase | update | stale | abstention | foreign leaks | tokens (recall) |
+|---|---|---|---|---|---|---|---:|---:|
+${abl.join('\n')}
+
+"new-game": probes asked in a game the NPC never met the tenant in (cross-game, the protocol's case).
+"setup-game": the same probes in the game where the facts were said (thread and episodic memory exist).
+
+## Latency
+
+End to end (HTTP say + reply on the stream), ${e.count} probes: mean ${e.meanMs} ms, median ${e.medianMs} ms, p95 ${e.p95Ms} ms, max ${e.maxMs} ms, ${(e.shareWithin * 100).toFixed(1)}% <= ${e.thresholdMs} ms.
+
+| stage (engine operator route) | mean ms | median ms | p95 ms |
+|---|---:|---:|---:|
+${Object.entries(st).map(([k, v]) => `| ${k} | ${v.meanMs} | ${v.medianMs} | ${v.p95Ms} |`).join('\n')}
+| context endpoint: retrieve (timingsMs) | ${summary.latency.contextEndpoint.retrieve.meanMs} | ${summary.latency.contextEndpoint.retrieve.medianMs} | ${summary.latency.contextEndpoint.retrieve.p95Ms} |
+| context endpoint: build (timingsMs) | ${summary.latency.contextEndpoint.build.meanMs} | ${summary.latency.contextEndpoint.build.medianMs} | ${summary.latency.contextEndpoint.build.p95Ms} |
+
+## Targets
+
+${Object.entries(summary.targets).map(([k, v]) => `- ${k}: ${v ? 'met' : '**missed**'}`).join('\n')}
+`;
+}
