@@ -6,7 +6,7 @@ import { kekRef } from '../../src/memory/crypto/data-keys.js';
 import { LocalKeyring } from '../../src/memory/crypto/keyring.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import { MemoryService, type FactInput } from '../../src/memory/service.js';
-import type { Scope } from '../../src/memory/scope.js';
+import { inScope, type Scope } from '../../src/memory/scope.js';
 import type { EpisodeMemory, FactMemory, FactTier } from '../../src/memory/types.js';
 import { assemble, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
@@ -260,6 +260,19 @@ describe('encryption at rest', () => {
     expect(rows[0]!.n).toBe(0);
     const written = await system.service.writeFact(scope, fact('lore', 'stored after all', 'stored after all'));
     expect((await system.service.get(scope, written.id)) as FactMemory).toMatchObject({ fact: { value: 'stored after all' } });
+  });
+
+  it('does not keep a key that its own transaction asked for twice before rolling back', async () => {
+    const subject = 'npc-rollback-twice';
+    await expect(
+      inScope(database.db, { tenantId, npcId: subject, role: 'runtime' }, async (tx) => {
+        await system.service.keys.forWrite(tx, tenantId, 'npc', subject);
+        await system.service.keys.forWrite(tx, tenantId, 'npc', subject); // found in this transaction: must not be cached
+        throw new Error('the batch fails after both writes');
+      }),
+    ).rejects.toThrow('the batch fails');
+    const written = await system.service.writeFact(game('g-any', subject), fact('lore', 'stored after the rollback', 'stored after the rollback'));
+    expect((await system.service.get(game('g-any', subject), written.id)) as FactMemory).toMatchObject({ fact: { value: 'stored after the rollback' } });
   });
 
   describe("destroying a game's key-encryption key (crypto-shredding)", () => {

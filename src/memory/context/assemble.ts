@@ -17,6 +17,7 @@ import { ensureGame } from '../store/ingest-requests.js';
 import { WORKING_SELECT, deleteWorking, getContextLog, insertContextLog, putWorking, type WorkingRow } from '../store/working.js';
 import { insertWorkingSummary } from '../store/episodes.js';
 import { seal } from '../crypto/cipher.js';
+import { enqueueConsolidation } from '../consolidation/queue.js';
 import type { FactTier, RetentionClass, Source } from '../types.js';
 import { QUOTAS, score } from './scoring.js';
 import { countTokens, jsonTokens } from './tokens.js';
@@ -408,6 +409,7 @@ export async function flushWorkingMemory(
   service: MemoryService,
   scope: Scope,
   roomId: string,
+  reason: 'room_empty' | 'npc_moved',
 ): Promise<{ flushed: boolean; episodeId: string | null }> {
   const { tenantId, gameId, npcId } = scope;
   if (!gameId || !npcId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'flushing needs a game token and an npc in the path', 403);
@@ -431,6 +433,8 @@ export async function flushWorkingMemory(
       ciphertext: seal(key, Buffer.from(text, 'utf8'), rowAad('episodic', tenantId, gameId, npcId, undefined, id)),
       embedding: toVectorLiteral(vector!),
     });
+    // What the NPC saw here is consolidated like any other episode.
+    await enqueueConsolidation(tx, { tenantId, gameId, npcId, reason: reason === 'room_empty' ? 'suspension' : 'npc_moved' });
     return { flushed: true, episodeId: id };
   });
 }

@@ -9,20 +9,16 @@
  * - importance: stored with the memory (consolidation scores it; 0..1).
  * - validity: how much the memory can be relied on: a verified game event 1.0; otherwise its
  *   confidence (a player's "I'm the emperor" at 0.2 stays a weak claim).
- * - recency: by retention class (below). Superseded, invalidated and expired memories never get
- *   here: they are filtered in SQL before scoring.
+ * - recency: the decay of the memory's retention class, `decayWeight` of
+ *   consolidation/retention.ts (the one place forgetting is defined). Superseded, invalidated and
+ *   expired memories never get here: they are filtered in SQL before scoring.
  */
 import type { RetentionClass, Source } from '../types.js';
+import { decayWeight } from '../consolidation/retention.js';
 
 export const SCORING = {
   /** relevance' = floor + (1 - floor) x cosine similarity. */
   relevanceFloor: 0.35,
-  /** Slow-decay memories halve in weight every this many days... */
-  slowDecayHalfLifeDays: 30,
-  /** ...but never fall below this weight (forgetting removes them; scoring only ranks). */
-  slowDecayFloor: 0.1,
-  /** Immediate-only memories count only this long after they were made. */
-  immediateOnlySeconds: 600,
 } as const;
 
 /** pgvector cosine distance (0 = same direction, 2 = opposite) to a relevance in [0, 1]. */
@@ -33,21 +29,6 @@ export function relevance(distance: number | null): number {
 
 export function validity(source: Source, confidence: number): number {
   return source === 'verified_game_event' ? 1 : Math.max(0, Math.min(1, confidence));
-}
-
-/** Weight of a memory of this retention class at this age. */
-export function recency(retention: RetentionClass, ageSeconds: number): number {
-  switch (retention) {
-    case 'permanent':
-    case 'session_only': // bound to the game; the game's end removes it
-      return 1;
-    case 'slow_decay': {
-      const halfLives = Math.max(0, ageSeconds) / (SCORING.slowDecayHalfLifeDays * 86_400);
-      return Math.max(SCORING.slowDecayFloor, 0.5 ** halfLives);
-    }
-    case 'immediate_only':
-      return ageSeconds <= SCORING.immediateOnlySeconds ? 1 : 0;
-  }
 }
 
 export function score(input: {
@@ -62,7 +43,7 @@ export function score(input: {
     relevance(input.distance) *
     input.importance *
     validity(input.source, input.confidence) *
-    recency(input.retention, input.ageSeconds)
+    decayWeight(input.retention, input.ageSeconds * 1000, input.importance)
   );
 }
 

@@ -35,7 +35,6 @@ export class DataKeys {
     if (cached) return cached;
     const ref = kekRef(tenantId, kind, subject);
     let row = await this.find(tx, tenantId, kind, subject);
-    const createdHere = !row;
     if (!row) {
       const kek = await this.keyring.getOrCreate(ref);
       const wrapped = seal(kek, newKey(), `dek\0${ref}`);
@@ -51,8 +50,9 @@ export class DataKeys {
     const key = await this.unwrap(row);
     if (!key) throw new KeyDestroyedError(kind);
     const dataKey = { keyId: row.key_id, key };
-    // Remember only a committed key: one created in this transaction vanishes if it rolls back.
-    if (!createdHere) this.remember(this.bySubject, cacheKey, dataKey);
+    // Remember only a committed key: one created by this (still open) transaction vanishes if it
+    // rolls back, however many times the transaction asks for it.
+    if (!row.mine) this.remember(this.bySubject, cacheKey, dataKey);
     return dataKey;
   }
 
@@ -61,7 +61,7 @@ export class DataKeys {
     const cached = this.byId.get(keyId);
     if (cached) return cached;
     const { rows } = await tx.query<KeyRow>(
-      'SELECT key_id, kek_ref, wrapped, destroyed_at FROM memory.data_keys WHERE tenant_id = $1 AND key_id = $2',
+      `SELECT key_id, kek_ref, wrapped, destroyed_at, ${MINE} FROM memory.data_keys WHERE tenant_id = $1 AND key_id = $2`,
       [tenantId, keyId],
     );
     return rows[0] ? this.unwrap(rows[0]) : undefined;
@@ -80,7 +80,7 @@ export class DataKeys {
 
   private async find(tx: Sql, tenantId: string, kind: KeyScope, subject: string): Promise<KeyRow | undefined> {
     const { rows } = await tx.query<KeyRow>(
-      `SELECT key_id, kek_ref, wrapped, destroyed_at FROM memory.data_keys
+      `SELECT key_id, kek_ref, wrapped, destroyed_at, ${MINE} FROM memory.data_keys
        WHERE tenant_id = $1 AND scope_kind = $2 AND scope_ref = $3`,
       [tenantId, kind, subject],
     );
@@ -92,7 +92,7 @@ export class DataKeys {
     const kek = await this.keyring.get(row.kek_ref);
     if (!kek) return undefined;
     const key = open(kek, row.wrapped, `dek\0${row.kek_ref}`);
-    this.remember(this.byId, row.key_id, key);
+    if (!row.mine) this.remember(this.byId, row.key_id, key);
     return key;
   }
 
@@ -107,7 +107,12 @@ interface KeyRow {
   kek_ref: string;
   wrapped: Uint8Array;
   destroyed_at: string | null;
+  /** Written by the current, uncommitted transaction. */
+  mine: boolean;
 }
+
+/** Whether the row was written by the current transaction (its xmin is our transaction id). */
+const MINE = `coalesce(xmin::text = (pg_current_xact_id_if_assigned()::text::numeric % 4294967296)::text, false) AS mine`;
 
 export class KeyDestroyedError extends Error {
   constructor(kind: KeyScope) {

@@ -43,6 +43,6 @@ export function contextRoutes(fastify: FastifyInstance, { service }: MemoryRoute
         response: { 200: FlushWorkingMemoryResponse },
       },
     },
-    async (request) => flushWorkingMemory(service, scopeOf(request, request.params.npcId), request.body.roomId),
+    async (request) => flushWorkingMemory(service, scopeOf(request, request.params.npcId), request.body.roomId, request.body.reason),
   );
 }
