@@ -66,15 +66,7 @@ export class Consolidator {
   async consolidate(target: { tenantId: string; gameId: string; npcId: string }): Promise<ConsolidationReport> {
     const total = emptyReport();
     for (;;) {
-      let report: ConsolidationReport;
-      try {
-        report = await this.batch(target);
-      } catch (error) {
-        // DataKeys caches a key the second time one transaction asks for it; if that transaction
-        // created the key and then rolled back, the cached key id no longer exists. Forget it.
-        this.service.keys.forget();
-        throw error;
-      }
+      const report = await this.batch(target);
       merge(total, report);
       if (report.episodes < this.batchSize) return total;
     }
