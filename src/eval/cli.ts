@@ -142,6 +142,36 @@ targetOptions(
 });
 
 program
+  .command('scenarios')
+  .description("seed 000's four recall scenarios and one check per failure mode (1-12), with evidence")
+  .addOption(new Option('--database-url <url>', 'native PostgreSQL server (a fresh database is created and dropped)').env('DATABASE_URL'))
+  .option('--only <ids>', 'comma-separated check ids (scenario-1 .. scenario-4, fm-01 .. fm-12)')
+  .option('--output <file>', 'result JSON, written once (default: eval/results/scenarios-<time>.json)')
+  .option('--report <file>', 'markdown table', 'docs/eval/scenarios.md')
+  .option('--json-copy <file>', 'also write the result JSON here (overwritten: the latest run)', 'docs/eval/scenarios.json')
+  .action(async (opts: { databaseUrl?: string; only?: string; output?: string; report: string; jsonCopy: string }) => {
+    const { runScenarios, scenariosMarkdown } = await import('./scenarios.js');
+    const { writeFile } = await import('node:fs/promises');
+    const output = opts.output ?? `eval/results/scenarios-${stamp()}.json`;
+    const revision = gitRevision();
+    const startedAt = new Date().toISOString();
+    const target = await startInProcess({ databaseUrl: opts.databaseUrl });
+    let checks;
+    try {
+      checks = await runScenarios(target, { only: opts.only?.split(','), onProgress: progressBar('scenarios') });
+    } finally {
+      await target.close();
+    }
+    const result = { schema: 'npc-memory/eval-scenarios@1', startedAt, finishedAt: new Date().toISOString(), revision, backend: target.backend, models: target.models, environment: environment(), passed: checks.filter((c) => c.pass).length, total: checks.length, checks };
+    await writeResultOnce(output, result);
+    await writeFile(opts.jsonCopy, `${JSON.stringify(result, null, 2)}\n`);
+    await writeFile(opts.report, scenariosMarkdown(checks, { revision, startedAt, backend: target.backend, output: opts.jsonCopy }));
+    for (const c of checks) console.log(`${c.pass ? 'pass' : 'FAIL'}  ${c.id}  ${c.title}${c.error ? `  (${c.error})` : ''}`);
+    console.log(`${result.passed}/${result.total} pass; report ${opts.report}; result ${output}`);
+    if (result.passed !== result.total) process.exitCode = 1;
+  });
+
+program
   .command('verify')
   .description('re-score a seed-002 result file from its JSON alone and compare with its summary')
   .argument('<file>')
