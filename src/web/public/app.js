@@ -303,7 +303,8 @@ async function refreshRoom() {
 async function act(action) {
   const result = await attempt(() => api.act(state.token, state.gameId, action));
   if (!result) return;
-  addLocal(result.ok ? result.narration : result.failure);
+  // A move's narration is the new room's description, already shown above the stream.
+  if (!(result.ok && action.type === 'move')) addLocal(result.ok ? result.narration : result.failure);
   scheduleRefresh();
 }
 

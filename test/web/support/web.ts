@@ -3,6 +3,7 @@
  * PGlite, or a fresh native database when DATABASE_URL is set), and Debian's chromium driven by
  * playwright-core (never a downloaded browser). Helpers wait for elements; no fixed sleeps.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,9 @@ export interface WebWorld {
 }
 
 export async function startWebWorld(): Promise<WebWorld> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`The browser tests drive Debian's chromium at ${CHROMIUM}: run "apt-get install -y chromium" (or set CHROMIUM_PATH); no browser is downloaded.`);
+  }
   const dir = await mkdtemp(path.join(tmpdir(), 'web-'));
   const database = process.env.DATABASE_URL ? await openTestDatabase({ migrate: false }) : undefined;
   const system = await startSystem({
