@@ -25,6 +25,7 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerVoiceSignaling, type VoiceSignalingHub } from '../../voice/index.js';
@@ -57,6 +58,8 @@ export interface EngineAppOptions {
   stream?: StreamHubOptions;
   /** Largest request body in bytes; a game definition is the largest thing sent (Default: 256 KiB). */
   bodyLimit?: number;
+  /** Says and acts per session per window: a chatty bot cannot flood a room or the memory service. (Default: 20 per 10 s) */
+  rateLimit?: { max: number; timeWindowMs: number };
 }
 
 export interface EngineApp {
@@ -94,6 +97,14 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     },
   });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(rateLimit, {
+    global: false,
+    // Per session (the bearer token), else per address.
+    keyGenerator: (request) => request.headers.authorization ?? request.ip,
+    errorResponseBuilder: (_request, context) =>
+      new TransportError('RATE_LIMITED', `Too many messages and actions; wait ${Math.ceil(context.ttl / 1000)} s and try again.`, 429),
+  });
+  const limited = { max: options.rateLimit?.max ?? 20, timeWindow: options.rateLimit?.timeWindowMs ?? 10_000 };
   // JSON only: a text/plain body would otherwise arrive as a string.
   app.removeContentTypeParser('text/plain');
 
@@ -198,7 +209,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
 
   app.post(
     '/v1/games/:gameId/say',
-    { schema: { summary: 'Say something in your room', params: GameParams, body: SayBody }, config: { invalidCode: 'INVALID_MESSAGE' } },
+    { schema: { summary: 'Say something in your room', params: GameParams, body: SayBody }, config: { invalidCode: 'INVALID_MESSAGE', rateLimit: limited } },
     async (request, reply) => {
       const entry = engine.say(tokenOf(request), request.params.gameId, request.body, clientOf(request));
       return reply.status(201).send({ entry });
@@ -207,7 +218,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
 
   app.post(
     '/v1/games/:gameId/act',
-    { schema: { summary: 'Act: move, take, drop, unlock, solve, look', params: GameParams, body: ActBody }, config: { invalidCode: 'INVALID_ACTION' } },
+    { schema: { summary: 'Act: move, take, drop, unlock, solve, look', params: GameParams, body: ActBody }, config: { invalidCode: 'INVALID_ACTION', rateLimit: limited } },
     async (request) => {
       const result = engine.act(tokenOf(request), request.params.gameId, request.body);
       if (result.ok && request.body.type === 'move') voice?.refresh(request.params.gameId);

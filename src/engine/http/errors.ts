@@ -14,6 +14,7 @@ export type TransportErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'ROUTE_NOT_FOUND'
   | 'NOT_GAME_CREATOR'
+  | 'RATE_LIMITED'
   | 'BAD_REQUEST'
   | 'INTERNAL';
 

@@ -4,12 +4,13 @@ import { buildEngineApp, type EngineApp } from '../../../src/engine/http/app.js'
 import { InProcessRegistryClient } from '../../../src/registry/registry-client.js';
 import { makeEngine, registry } from './engine-fixture.js';
 
-export async function startEngineServer(options: { helloTimeoutMs?: number } = {}) {
+export async function startEngineServer(options: { helloTimeoutMs?: number; rateLimit?: { max: number; timeWindowMs: number } } = {}) {
   const fixture = makeEngine();
   const server: EngineApp = await buildEngineApp({
     engine: fixture.engine,
     registry: new InProcessRegistryClient(registry),
     ...(options.helloTimeoutMs ? { stream: { helloTimeoutMs: options.helloTimeoutMs } } : {}),
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
   });
   await server.app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
