@@ -1,0 +1,136 @@
+/**
+ * Consolidation benchmark: episodes written through the real ingest path into games of growing
+ * size, then one consolidation job per game (extract, classify, firewall, poisoning guard,
+ * supersede, write facts with provenance), timed per job. Same-run baseline: the rule extractor
+ * alone on the same episode texts, in memory, with no database reads or writes; the gap is
+ * what the pipeline's I/O and policies cost. Writes a markdown section (--out).
+ */
+import { writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import { Command } from 'commander';
+import { openPGlite } from '../src/memory/db/pglite.js';
+import { openPostgres } from '../src/memory/db/postgres.js';
+import { migrate } from '../src/memory/db/migrate.js';
+import { assemble } from '../src/memory/system.js';
+import { createTenant } from '../src/memory/credentials.js';
+import { RuleExtractor } from '../src/memory/consolidation/extract/rules.js';
+import type { EpisodeInput } from '../src/memory/consolidation/extract/types.js';
+import { tempDir } from '../test/helpers/database.js';
+import pg from 'pg';
+
+const opts = new Command('bench:consolidation')
+  .option('--backend <which>', 'pglite, postgres or both', 'both')
+  .option('--sizes <list>', 'episodes per game (one consolidation job each)', '20,100,400')
+  .option('--jobs <n>', 'games (jobs) per size', '10')
+  .option('--out <file>', 'markdown section', 'docs/benchmarks-consolidation.md')
+  .parse()
+  .opts<{ backend: string; sizes: string; jobs: string; out: string }>();
+const sizes = opts.sizes.split(',').map(Number);
+const JOBS = Number(opts.jobs);
+
+const COLORS = ['teal', 'crimson', 'amber', 'violet', 'ochre'];
+const JOBS_OF = ['nurse', 'pilot', 'carpenter', 'teacher', 'chef'];
+const LINES = [
+  (i: number) => `My favorite color is ${COLORS[i % 5]}.`,
+  (i: number) => `I work as a ${JOBS_OF[i % 5]} in the harbor.`,
+  (i: number) => `I work at Globex ${i}.`,
+  (i: number) => `My dog is called Rex${i}.`,
+  () => 'hello there, what a dusty room this is',
+  () => 'did you see the candles on the mantel?',
+  (i: number) => `I have been restoring an old boat for ${i % 9} winters.`,
+  () => 'thanks, that helps',
+];
+const textOf = (g: number, i: number) => LINES[(g + i) % LINES.length]!(i);
+
+const percentile = (s: number[], p: number) => [...s].sort((a, b) => a - b)[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+const progress = (label: string, done: number, total: number) => {
+  const w = 30;
+  const f = Math.round((done / total) * w);
+  process.stderr.write(`\r${label} [${'#'.repeat(f)}${'.'.repeat(w - f)}] ${done}/${total}`);
+  if (done >= total) process.stderr.write('\n');
+};
+
+async function open(which: string) {
+  if (which === 'pglite') {
+    const db = await openPGlite();
+    return { db, drop: () => db.close() };
+  }
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const run = async (sql: string) => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(sql);
+    await c.end();
+  };
+  await run('DROP DATABASE IF EXISTS memory_bench_consolidation WITH (FORCE)');
+  await run('CREATE DATABASE memory_bench_consolidation');
+  const url = new URL(adminUrl);
+  url.pathname = '/memory_bench_consolidation';
+  const db = openPostgres(url.toString());
+  return { db, drop: async () => (await db.close(), await run('DROP DATABASE IF EXISTS memory_bench_consolidation WITH (FORCE)')) };
+}
+
+interface Row { backend: string; episodes: number; jobs: number; jobP50: number; jobP99: number; perSec: number; baselinePerSec: number; facts: number }
+
+async function bench(which: string): Promise<Row[]> {
+  const { db, drop } = await open(which);
+  const keys = await tempDir('bench-consolidation');
+  const rows: Row[] = [];
+  try {
+    await migrate(db);
+    const system = await assemble(db, { keyringDir: keys.dir, logger: false });
+    const { tenantId } = await createTenant(db, 'bench-consolidation');
+    const extractor = new RuleExtractor();
+    for (const size of sizes) {
+      const samples: number[] = [];
+      let facts = 0;
+      let baselineMs = 0;
+      for (let j = 0; j < JOBS; j++) {
+        const gameId = `cons-${size}-${j}`;
+        const events = Array.from({ length: size }, (_, i) => ({ gameId, roomId: 'hall', npcId: 'npc-mara-quenby', participantId: `bench-player-${i % 4}-${j}x`, ts: 1_764_000_000 + i, targeted: true, text: textOf(j, i), anonymous: false }));
+        for (let b = 0; b < events.length; b += 100) {
+          await system.service.ingest({ tenantId, gameId, role: 'runtime' }, { idempotencyKey: `c-${size}-${j}-${b}`, events: events.slice(b, b + 100) });
+        }
+        // Baseline: the extractor alone on the same texts.
+        const inputs: EpisodeInput[] = events.map((e, i) => ({ id: `e${i}`, gameId, npcId: e.npcId, roomId: e.roomId, participantId: e.participantId, anonymous: false, kind: 'utterance', ts: e.ts, targeted: true, text: e.text }));
+        const b0 = performance.now();
+        await extractor.extract(inputs);
+        baselineMs += performance.now() - b0;
+        const t0 = performance.now();
+        const report = await system.consolidator.consolidate({ tenantId, gameId, npcId: 'npc-mara-quenby' });
+        samples.push(performance.now() - t0);
+        facts += Object.values(report.written).reduce((a, b) => a + b, 0);
+        progress(`${which}: consolidation, ${size} episodes per job`, j + 1, JOBS);
+      }
+      const totalMs = samples.reduce((a, b) => a + b, 0);
+      rows.push({ backend: which, episodes: size, jobs: JOBS, jobP50: percentile(samples, 50), jobP99: percentile(samples, 99), perSec: (size * JOBS) / (totalMs / 1000), baselinePerSec: (size * JOBS) / (baselineMs / 1000), facts });
+    }
+    await system.close(); // closes the database too
+  } finally {
+    await drop().catch(() => {});
+    await keys.remove();
+  }
+  return rows;
+}
+
+const results: Row[] = [];
+for (const which of opts.backend === 'both' ? ['pglite', 'postgres'] : [opts.backend]) results.push(...(await bench(which)));
+const f = (n: number) => n.toFixed(1);
+const table = [
+  '| backend | episodes per job | jobs | job p50 ms | job p99 ms | episodes/s (consolidation) | facts written | episodes/s (rule extractor alone, no DB) | pipeline / extractor |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...results.map((r) => `| ${r.backend} | ${r.episodes} | ${r.jobs} | ${f(r.jobP50)} | ${f(r.jobP99)} | ${Math.round(r.perSec)} | ${r.facts} | ${Math.round(r.baselinePerSec)} | ${(r.perSec / r.baselinePerSec).toFixed(4)} |`),
+].join('\n');
+await writeFile(
+  opts.out,
+  `# Consolidation
+
+One job = one game's unconsolidated episodes for one NPC (the consolidation queue's unit): read and
+decrypt the episodes, extract candidates with the rule extractor, classify clue or social, clue
+firewall, poisoning guard, supersede, write facts with provenance. Baseline in the same run: the
+rule extractor alone on the same texts, in memory (no database).
+
+${table}
+`,
+);
+console.log(table);
