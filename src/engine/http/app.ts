@@ -58,7 +58,7 @@ export interface EngineAppOptions {
   stream?: StreamHubOptions;
   /** Largest request body in bytes; a game definition is the largest thing sent (Default: 256 KiB). */
   bodyLimit?: number;
-  /** Says and acts per session per window: a chatty bot cannot flood a room or the memory service. (Default: 20 per 10 s) */
+  /** Says and acts per session per window: a chatty bot cannot flood a room or the memory service. (Default: 60 per 10 s) */
   rateLimit?: { max: number; timeWindowMs: number };
 }
 
@@ -104,7 +104,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     errorResponseBuilder: (_request, context) =>
       new TransportError('RATE_LIMITED', `Too many messages and actions; wait ${Math.ceil(context.ttl / 1000)} s and try again.`, 429),
   });
-  const limited = { max: options.rateLimit?.max ?? 20, timeWindow: options.rateLimit?.timeWindowMs ?? 10_000 };
+  const limited = { max: options.rateLimit?.max ?? 60, timeWindow: options.rateLimit?.timeWindowMs ?? 10_000 };
   // JSON only: a text/plain body would otherwise arrive as a string.
   app.removeContentTypeParser('text/plain');
 
