@@ -13,7 +13,11 @@ import { startSystem, type RunningSystem } from '../../../src/system.js';
 import { openTestDatabase } from '../../helpers/database.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../docs/screenshots');
+/**
+ * Every run writes screenshots of the main screens to test-results/screenshots/ (not tracked);
+ * UPDATE_SCREENSHOTS=1 writes them to docs/screenshots/, the copies the README links to.
+ */
+export const SCREENSHOTS = path.resolve(import.meta.dirname, process.env.UPDATE_SCREENSHOTS ? '../../../docs/screenshots' : '../../../test-results/screenshots');
 const WAIT_MS = 15_000;
 
 export interface WebWorld {
