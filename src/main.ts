@@ -14,6 +14,7 @@ const system = await startSystem({ ...config, logger });
 console.log(`
 Escape room with NPC memory, on the embedded default [${system.memory.db.backend}, embedder ${system.memory.embedder.id}]
   play:            ${system.urls.engine}/
+  QA inspector:    ${system.urls.engine}/inspector/  (admin key: adminKey in ${config.dataDir}/local-tenant.json; operator token: ${config.keyringDir}/operator.token)
   engine API:      ${system.urls.engine}/openapi.json
   memory service:  ${system.urls.memory}  (OpenAPI: ${system.urls.memory}/openapi.json)
   name registry:   ${system.urls.registry}
