@@ -212,7 +212,7 @@ async function eraseParticipant(memoryUrl: string, adminKey: string, participant
   return { removed: body.removed, keysDestroyed: body.keysDestroyed ?? 0 };
 }
 
-const SECTIONS: Record<Ablation, string[] | undefined> = { full: undefined, transcript: ['transcript'], episodic: ['episodes'], social: ['participants'] };
+const SECTIONS: Record<Ablation, string[] | undefined> = { full: undefined, transcript: ['transcript'], episodic: ['episodes'], social: ['social'] };
 function tokensOf(sections: Record<string, number>, config: Ablation): number {
   const keep = SECTIONS[config];
   return Object.entries(sections)
