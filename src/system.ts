@@ -9,12 +9,13 @@
  * | name registry    | 4200           | HttpRegistryClient                   |
  * | engine (+ web)   | 3000           | (players, bots, the web page)        |
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { openMemorySystem, type MemorySystem } from './memory/system.js';
 import { createTenant } from './memory/credentials.js';
 import type { Database } from './memory/db/types.js';
@@ -130,6 +131,38 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     };
   } catch (error) {
     for (const close of closers) await close().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * A throwaway system for tests and in-process evaluation: a temporary data directory, PGlite in
+ * memory (or the given database), every service on a free port of 127.0.0.1, no logs.
+ */
+export async function startEphemeralSystem(options: { databaseUrl?: string } = {}): Promise<{ system: RunningSystem; stop(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'npc-memory-'));
+  try {
+    const system = await startSystem({
+      ...loadConfig({}),
+      databaseUrl: options.databaseUrl,
+      dataDir: dir,
+      keyringDir: path.join(dir, 'keys'),
+      inMemory: true,
+      host: '127.0.0.1',
+      memoryPort: 0,
+      registryPort: 0,
+      enginePort: 0,
+      logger: false,
+    });
+    return {
+      system,
+      async stop() {
+        await system.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
     throw error;
   }
 }

@@ -4,12 +4,10 @@
  * playwright-core (never a downloaded browser). Helpers wait for elements; no fixed sleeps.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { loadConfig } from '../../../src/config.js';
-import { startSystem, type RunningSystem } from '../../../src/system.js';
+import { startEphemeralSystem, type RunningSystem } from '../../../src/system.js';
 import { openTestDatabase } from '../../helpers/database.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -31,20 +29,8 @@ export async function startWebWorld(): Promise<WebWorld> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`The browser tests drive Debian's chromium at ${CHROMIUM}: run "apt-get install -y chromium" (or set CHROMIUM_PATH); no browser is downloaded.`);
   }
-  const dir = await mkdtemp(path.join(tmpdir(), 'web-'));
   const database = process.env.DATABASE_URL ? await openTestDatabase({ migrate: false }) : undefined;
-  const system = await startSystem({
-    ...loadConfig({}),
-    databaseUrl: database?.url,
-    dataDir: dir,
-    keyringDir: path.join(dir, 'keys'),
-    inMemory: true,
-    host: '127.0.0.1',
-    memoryPort: 0,
-    registryPort: 0,
-    enginePort: 0,
-    logger: false,
-  });
+  const { system, stop: stopSystem } = await startEphemeralSystem({ databaseUrl: database?.url });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -58,9 +44,8 @@ export async function startWebWorld(): Promise<WebWorld> {
     browser,
     async stop() {
       await browser.close().catch(() => {});
-      await system.close();
+      await stopSystem();
       await database?.drop();
-      await rm(dir, { recursive: true, force: true });
     },
   };
 }
