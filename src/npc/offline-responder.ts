@@ -88,11 +88,30 @@ function bestMatch(facts: readonly ContextFact[], lower: string): ContextFact | 
 const overlaps = (fact: ContextFact, lower: string) => sharedWords(`${fact.key} ${fact.summary}`, lower) > 0;
 
 const STOP = new Set('the a an and or of to in on at for with is are was were be you your i me my it this that what do does did have has had any there here about'.split(' '));
+/**
+ * Words too general to tell two facts apart: "my favorite sport?" must not be answered with the
+ * favorite color. A match needs a shared word outside this list.
+ */
+const GENERIC = new Set('favorite like love prefer best thing know tell remember speaker'.split(' '));
+
+function words(text: string): Set<string> {
+  return new Set(
+    text
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w.length > 2 && !STOP.has(w))
+      .map((w) => stem(british(w)))
+      .filter((w) => !GENERIC.has(w)),
+  );
+}
 
 function sharedWords(a: string, lower: string): number {
-  const theirs = new Set(lower.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2 && !STOP.has(w)).map(stem));
-  return new Set(a.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2 && !STOP.has(w)).map(stem).filter((w) => theirs.has(w))).size;
+  const theirs = words(lower);
+  return [...words(a)].filter((w) => theirs.has(w)).length;
 }
+
+/** "colour" and "color", "favourite" and "favorite" are one word here. */
+const british = (w: string) => w.replace(/our(ite|s)?$/, 'or$1').replace(/ise$/, 'ize');
 
 /** "speaker.occupation" and "occupation" name the same kind of fact. */
 const lastSegment = (key: string) => key.slice(key.lastIndexOf('.') + 1);

@@ -19,7 +19,7 @@ describe(`the seed-002 runner end to end (${backend})`, () => {
   });
   afterAll(() => target?.close());
 
-  it('recalls color and employer across games, leaks nothing of the paired tenant, and records a re-scorable result', async () => {
+  it('recalls color, allergy and employer across games, leaks nothing of the paired tenant, and records a re-scorable result', async () => {
     const { dataset, sha256 } = await loadDataset('eval/datasets/seed-002.json');
     const records = await runSeed002(target, dataset, { settleMs: 50, repetitions: 1 });
     const summary = summarize(records, dataset.targets);
@@ -29,9 +29,8 @@ describe(`the seed-002 runner end to end (${backend})`, () => {
     expect(summary.leaks).toEqual([]);
     expect(summary.identityConfirmations).toEqual([]);
     const passed = (id: string) => records[0]!.probes.find((p) => p.probeId === id)!.score.pass;
-    for (const id of ['ana-color', 'ana-employer', 'bruno-color', 'bruno-employer']) expect(passed(id), id).toBe(true);
-    // Known gap, reported in docs/eval/README.md: the rule extractor has no allergy rule.
-    expect(summary.byDomain.allergy).toEqual({ probes: 2, passed: 0 });
+    for (const id of ['ana-color', 'ana-allergy', 'ana-employer', 'bruno-color', 'bruno-allergy', 'bruno-employer']) expect(passed(id), id).toBe(true);
+    expect(summary.byDomain.allergy).toEqual({ probes: 2, passed: 2 });
     expect(records[0]!.probes.every((p) => p.stages && p.stages.totalLatencyMs > 0)).toBe(true);
 
     const dir = await tempDir('eval-e2e');

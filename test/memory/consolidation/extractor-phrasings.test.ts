@@ -22,6 +22,12 @@ const kinds = (text: string) => extractFrom(episode(text)).map((c) => `${c.kind}
 const social = (text: string) => plan(extractFrom(episode(text)), { episodes: [episode(text)], secrets: [], core: {} }).facts;
 
 describe('the rule extractor, in varied phrasings', () => {
+  it('learns nothing from a question, which states nothing', () => {
+    for (const question of ['What is my dog called?', 'Remember my dog, if you recall?', 'Am I allergic to anything?', 'Do I work at Globex?']) {
+      expect(kinds(question), question).toEqual([]);
+    }
+  });
+
   const cases: [string, string][] = [
     ["I'm Alex.", 'name:speaker.name=Alex'],
     ['my name is alex', 'name:speaker.name=Alex'],
@@ -33,6 +39,9 @@ describe('the rule extractor, in varied phrasings', () => {
     ['I usually carry a pulse rifle.', 'preference:speaker.carries=a pulse rifle'],
     ['Now I carry a shotgun', 'preference:speaker.carries=a shotgun'],
     ['My favorite color is teal', 'preference:speaker.favorite.color=teal'],
+    ['I am allergic to peanuts.', 'preference:speaker.allergy.peanuts=peanuts'],
+    ["I'm severely allergic to shellfish", 'preference:speaker.allergy.shellfish=shellfish'],
+    ['I have an allergy to cats', 'preference:speaker.allergy.cats=cats'],
     ['In my spare time I restore old clocks', 'hobby:speaker.hobby.restore-old-clocks=restore old clocks'],
     ["I've been restoring a 1967 Mustang", 'hobby:speaker.hobby.restoring-1967-mustang=restoring a 1967 Mustang'],
     ['I love climbing', 'hobby:speaker.hobby.climbing=climbing'],

@@ -136,6 +136,16 @@ const RULES: Rule[] = [
   },
   (c) => {
     const m =
+      /\bi(?:'m| am) (?:very |severely |deathly |really |badly )?allergic to\s+(.+)/i.exec(c) ??
+      /\bi have (?:an? |a severe |a bad |bad )?allerg(?:y|ies) to\s+(.+)/i.exec(c) ??
+      /\bmy allerg(?:y|ies) (?:is|are)\s+(.+)/i.exec(c) ??
+      /\b(.+?) (?:makes|make) me (?:sneeze|break out|swell up|sick)\b/i.exec(c);
+    if (!m) return undefined;
+    const what = clean(m[1]!);
+    return fact('preference', `speaker.allergy.${slug(what, 2)}`, what, `is allergic to ${what}`, 0.85);
+  },
+  (c) => {
+    const m =
       /\bmy (?:favou?rite )?(?:hobby|pastime|passion) is\s+(.+)/i.exec(c) ??
       /\bin my (?:free|spare) time,? i (?:like to |love to |enjoy |usually )?(.+)/i.exec(c) ??
       /\bi(?:'m| am) (?:really |very |totally |big )?into\s+(.+)/i.exec(c) ??
@@ -222,10 +232,15 @@ const RULES: Rule[] = [
 
 /** Clauses of an utterance; facts live in clauses, not whole messages. */
 export function clauses(text: string): string[] {
-  return text
-    .split(CLAUSE_SPLIT)
-    .map((c) => clean(c ?? ''))
-    .filter((c) => c.length >= 3);
+  return (
+    text
+      .split(CLAUSE_SPLIT)
+      // A question states nothing ("What is my dog called?" must not name the dog), unless it is
+      // a statement in question form ("Did you know the lighthouse was built in 1820?").
+      .filter((c) => !/\?\s*$/.test(c ?? '') || /^\s*(?:did|do) you (?:know|realise|realize)\b/i.test(c ?? ''))
+      .map((c) => clean(c ?? ''))
+      .filter((c) => c.length >= 3)
+  );
 }
 
 export class RuleExtractor implements Extractor {
