@@ -206,8 +206,9 @@ export class MemoryService {
       return statement ? [{ tier, statement }] : [];
     });
     if (statements.length === 0) return [];
-    // One round trip for the scope and every tier's query; keys come from the cache.
-    const results = await readInScope(this.db, scope, statements.map((s) => s.statement));
+    // One round trip for the scope, every tier's query and the scope's key records.
+    const results = await readInScope(this.db, scope, [...statements.map((s) => s.statement), this.keys.scopeKeysStatement(scope)]);
+    await this.keys.absorb(results.pop()!);
     const rows = results.flatMap((tierRows, i) =>
       tierRows.map((row) => ({ tier: statements[i]!.tier, row: row as unknown as (EpisodeRow | FactRow) & { distance: number } })),
     );

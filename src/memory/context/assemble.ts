@@ -117,11 +117,9 @@ export class ContextAssembler {
           }]
         : []),
     ];
-    const [proceduralRows, workingRows, clueRows, socialRows, loreRows, episodeRows, fragmentRows = []] = await readInScope(
-      this.service.db,
-      scoped,
-      statements,
-    );
+    const results = await readInScope(this.service.db, scoped, [...statements, this.service.keys.scopeKeysStatement(scoped)]);
+    await this.service.keys.absorb(results.pop()!);
+    const [proceduralRows, workingRows, clueRows, socialRows, loreRows, episodeRows, fragmentRows = []] = results;
     const retrieved = performance.now();
 
     // --- score within each tier; resolve same-key conflicts and precedence in code ---

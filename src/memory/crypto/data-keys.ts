@@ -67,6 +67,27 @@ export class DataKeys {
     return rows[0] ? this.unwrap(rows[0]) : undefined;
   }
 
+  /**
+   * The data-key records a scope can need (its game's, its npc's, its participants'), as a
+   * statement for `readInScope`: sent in the same round trip as a read, so that a cold key costs
+   * no extra transaction. Hand the rows to `absorb`.
+   */
+  scopeKeysStatement(scope: { tenantId: string; gameId?: string; npcId?: string; participantIds?: readonly string[] }): { text: string; params: unknown[] } {
+    return {
+      text: `SELECT key_id, kek_ref, wrapped, destroyed_at, false AS mine FROM memory.data_keys
+             WHERE tenant_id = $1 AND ((scope_kind = 'game' AND scope_ref = $2) OR (scope_kind = 'npc' AND scope_ref = $3)
+                   OR (scope_kind = 'participant' AND scope_ref = ANY ($4::text[])))`,
+      params: [scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', [...(scope.participantIds ?? [])]],
+    };
+  }
+
+  /** Unwraps and caches the records `scopeKeysStatement` returned (those not cached yet). */
+  async absorb(rows: readonly Record<string, unknown>[]): Promise<void> {
+    for (const row of rows as unknown as KeyRow[]) {
+      if (!this.byId.has(row.key_id)) await this.unwrap(row);
+    }
+  }
+
   /** The cached key for `keyId`, if a scoped read has loaded it before. */
   cached(keyId: string): Uint8Array | undefined {
     return this.byId.get(keyId);
