@@ -206,9 +206,8 @@ export class MemoryService {
       return statement ? [{ tier, statement }] : [];
     });
     if (statements.length === 0) return [];
-    // One round trip for the scope, every tier's query and the scope's key records.
-    const results = await readInScope(this.db, scope, [...statements.map((s) => s.statement), this.keys.scopeKeysStatement(scope)]);
-    await this.keys.absorb(results.pop()!);
+    // One round trip for the scope and every tier's query; keys come from the cache.
+    const results = await readInScope(this.db, scope, statements.map((s) => s.statement));
     const rows = results.flatMap((tierRows, i) =>
       tierRows.map((row) => ({ tier: statements[i]!.tier, row: row as unknown as (EpisodeRow | FactRow) & { distance: number } })),
     );
@@ -259,11 +258,13 @@ export class MemoryService {
 
   /**
    * The data keys of rows read by `readInScope` (outside a transaction): from the cache, and any
-   * missing ones loaded through one scoped transaction.
+   * cold ones in one more scoped round trip.
    */
   async keysForRows(scope: Scope, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
-    if (rows.some((r) => !this.keys.cached(r.key_id))) {
-      return inScope(this.db, scope, (tx) => this.keysFor(tx, scope.tenantId, rows));
+    const cold = [...new Set(rows.map((r) => r.key_id))].filter((id) => !this.keys.cached(id));
+    if (cold.length > 0) {
+      const [records] = await readInScope(this.db, scope, [this.keys.recordsStatement(scope.tenantId, cold)]);
+      await this.keys.absorb(records!);
     }
     return this.cachedKeys(rows);
   }

@@ -117,9 +117,11 @@ export class ContextAssembler {
           }]
         : []),
     ];
-    const results = await readInScope(this.service.db, scoped, [...statements, this.service.keys.scopeKeysStatement(scoped)]);
-    await this.service.keys.absorb(results.pop()!);
-    const [proceduralRows, workingRows, clueRows, socialRows, loreRows, episodeRows, fragmentRows = []] = results;
+    const [proceduralRows, workingRows, clueRows, socialRows, loreRows, episodeRows, fragmentRows = []] = await readInScope(
+      this.service.db,
+      scoped,
+      statements,
+    );
     const retrieved = performance.now();
 
     // --- score within each tier; resolve same-key conflicts and precedence in code ---

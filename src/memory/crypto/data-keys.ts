@@ -68,20 +68,17 @@ export class DataKeys {
   }
 
   /**
-   * The data-key records a scope can need (its game's, its npc's, its participants'), as a
-   * statement for `readInScope`: sent in the same round trip as a read, so that a cold key costs
-   * no extra transaction. Hand the rows to `absorb`.
+   * The records of these keys as a statement for `readInScope`: a cold key costs one round trip
+   * and no transaction. Hand the rows to `absorb`.
    */
-  scopeKeysStatement(scope: { tenantId: string; gameId?: string; npcId?: string; participantIds?: readonly string[] }): { text: string; params: unknown[] } {
+  recordsStatement(tenantId: string, keyIds: readonly string[]): { text: string; params: unknown[] } {
     return {
-      text: `SELECT key_id, kek_ref, wrapped, destroyed_at, false AS mine FROM memory.data_keys
-             WHERE tenant_id = $1 AND ((scope_kind = 'game' AND scope_ref = $2) OR (scope_kind = 'npc' AND scope_ref = $3)
-                   OR (scope_kind = 'participant' AND scope_ref = ANY ($4::text[])))`,
-      params: [scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', [...(scope.participantIds ?? [])]],
+      text: 'SELECT key_id, kek_ref, wrapped, destroyed_at, false AS mine FROM memory.data_keys WHERE tenant_id = $1 AND key_id = ANY ($2::uuid[])',
+      params: [tenantId, [...keyIds]],
     };
   }
 
-  /** Unwraps and caches the records `scopeKeysStatement` returned (those not cached yet). */
+  /** Unwraps and caches the records `recordsStatement` returned (those not cached yet). */
   async absorb(rows: readonly Record<string, unknown>[]): Promise<void> {
     for (const row of rows as unknown as KeyRow[]) {
       if (!this.byId.has(row.key_id)) await this.unwrap(row);
