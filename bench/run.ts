@@ -17,6 +17,7 @@ import { openPostgres } from '../src/memory/db/postgres.js';
 import { migrate } from '../src/memory/db/migrate.js';
 import type { Database } from '../src/memory/db/types.js';
 import { assemble } from '../src/memory/system.js';
+import { MemoryService } from '../src/memory/service.js';
 import { createTenant } from '../src/memory/credentials.js';
 import { toVectorLiteral } from '../src/memory/embeddings/types.js';
 import type { Scope } from '../src/memory/scope.js';
@@ -57,6 +58,8 @@ interface Row {
   rows: number;
   games: number;
   ingestPerSec: number;
+  /** First query of a game in this process (its data key not cached yet). */
+  coldP50: number;
   scopedP50: number;
   scopedP99: number;
   rawP50: number;
@@ -141,8 +144,19 @@ async function benchBackend(which: string): Promise<Row[]> {
       const probes = Array.from({ length: queries }, () => ({ game: `game-${rand(seededGames)}`, npc: NPCS[rand(2)]!, text: sentence() }));
       const scoped: number[] = [];
       const raw: number[] = [];
-      // Warm up both paths (plans, caches), then interleave them so both see the same machine state.
-      for (const p of probes.slice(0, 50)) await system.service.search({ tenantId, gameId: p.game, npcId: p.npc, role: 'runtime' }, { text: p.text, k: 10, tiers: ['episodic'] });
+      // The first query of a game in a process loads its data key (one more round trip and a
+      // keyring read): measured on its own, with a fresh key cache, over distinct games.
+      const cold: number[] = [];
+      const coldService = new MemoryService(db, system.keyring, system.embedder);
+      for (let g = 0; g < Math.min(200, seededGames); g++) {
+        const t = performance.now();
+        await coldService.search({ tenantId, gameId: `game-${g}`, npcId: NPCS[0]!, role: 'runtime' }, { text: sentence(), k: 10, tiers: ['episodic'] });
+        cold.push(performance.now() - t);
+      }
+      // Steady state: every game's key loaded once (as during play), plans warm; then the two
+      // paths interleave so both see the same machine state.
+      const probed = [...new Set(probes.map((p) => p.game))];
+      for (const game of probed) await system.service.search({ tenantId, gameId: game, npcId: NPCS[0]!, role: 'runtime' }, { text: 'warm', k: 1, tiers: ['episodic'] });
       for (const [i, p] of probes.entries()) {
         let t = performance.now();
         const found = await system.service.search({ tenantId, gameId: p.game, npcId: p.npc, role: 'runtime' }, { text: p.text, k: 10, tiers: ['episodic'] });
@@ -162,6 +176,7 @@ async function benchBackend(which: string): Promise<Row[]> {
         rows: seededGames * ROWS_PER_GAME,
         games: seededGames,
         ingestPerSec: ingested / ingestSeconds,
+        coldP50: percentile(cold, 50),
         scopedP50: percentile(scoped, 50),
         scopedP99: percentile(scoped, 99),
         rawP50: percentile(raw, 50),
@@ -322,10 +337,10 @@ const results: Row[] = [];
 for (const b of backends) results.push(...(await benchBackend(b)));
 
 const f = (n: number) => n.toFixed(2);
-const header = '| backend | rows | games | ingest events/s (cumulative) | scoped p50 ms | scoped p99 ms | raw floor p50 ms | raw floor p99 ms | scoped/raw p50 | p50 vs smallest size |';
+const header = '| backend | rows | games | ingest events/s (cumulative) | scoped p50 ms | scoped p99 ms | raw floor p50 ms | raw floor p99 ms | scoped/raw p50 | p50 vs smallest size | first query of a game p50 ms |';
 const lines = results.map((r) => {
   const base = results.find((x) => x.backend === r.backend)!;
-  return `| ${r.backend} | ${r.rows} | ${r.games} | ${Math.round(r.ingestPerSec)} | ${f(r.scopedP50)} | ${f(r.scopedP99)} | ${f(r.rawP50)} | ${f(r.rawP99)} | ${f(r.scopedP50 / r.rawP50)}x | ${f(r.scopedP50 / base.scopedP50)}x |`;
+  return `| ${r.backend} | ${r.rows} | ${r.games} | ${Math.round(r.ingestPerSec)} | ${f(r.scopedP50)} | ${f(r.scopedP99)} | ${f(r.rawP50)} | ${f(r.rawP99)} | ${f(r.scopedP50 / r.rawP50)}x | ${f(r.scopedP50 / base.scopedP50)}x | ${f(r.coldP50)} |`;
 });
 const revision = (() => {
   try {
@@ -334,7 +349,7 @@ const revision = (() => {
     return 'unknown';
   }
 })();
-const table = [header, `|${'---|'.repeat(10)}`, ...lines].join('\n');
+const table = [header, `|${'---|'.repeat(11)}`, ...lines].join('\n');
 const contextHeader = '| backend | memories stored | assembly p50 ms | p99 ms | retrieve p50 | score p50 | pack p50 | persist p50 | tokens per context | naive whole-history tokens | naive / context |';
 const contextTable = [
   contextHeader,
@@ -357,6 +372,7 @@ Memory store (issue: memory service foundation). Produced by \`npm run bench\`; 
 
 **Scoped** = \`MemoryService.search\`: embed the query, one transaction as \`memory_runtime\` with the scope set, RLS, top-10 by cosine distance, decrypt the 10 rows.
 **Raw floor** = embed the query and run the same SELECT (same columns, bound parameters) as the owner (superuser: no RLS), no scope, no decryption.
+Scoped and raw are measured in steady state (each game's data key loaded once, as during play); the last column is the first query of a game in a process, whose data key is not cached yet (one more round trip and a keyring read).
 
 ${table}
 
