@@ -15,6 +15,7 @@ import { assemble } from '../src/memory/system.js';
 import { createTenant } from '../src/memory/credentials.js';
 import { RuleExtractor } from '../src/memory/consolidation/extract/rules.js';
 import type { EpisodeInput } from '../src/memory/consolidation/extract/types.js';
+import { queueStats } from '../src/memory/consolidation/queue.js';
 import { tempDir } from '../test/helpers/database.js';
 import pg from 'pg';
 
@@ -23,8 +24,10 @@ const opts = new Command('bench:consolidation')
   .option('--sizes <list>', 'episodes per game (one consolidation job each)', '20,100,400')
   .option('--jobs <n>', 'games (jobs) per size', '10')
   .option('--out <file>', 'markdown section', 'docs/benchmarks-consolidation.md')
+  .option('--lag-seconds <n>', 'sustained-ingest phase: seconds of ingest at --lag-rate with a worker running', '10')
+  .option('--lag-rate <n>', 'sustained-ingest phase: events per second offered', '2000')
   .parse()
-  .opts<{ backend: string; sizes: string; jobs: string; out: string }>();
+  .opts<{ backend: string; sizes: string; jobs: string; out: string; lagSeconds: string; lagRate: string }>();
 const sizes = opts.sizes.split(',').map(Number);
 const JOBS = Number(opts.jobs);
 
@@ -113,13 +116,80 @@ async function bench(which: string): Promise<Row[]> {
   return rows;
 }
 
+interface LagRow { backend: string; offered: number; achieved: number; seconds: number; lagP50: number; lagMax: number; drainSeconds: number; jobs: number }
+
+/**
+ * Queue lag under sustained ingest: events offered at a steady rate (20-event batches over 50
+ * games, from 4 concurrent senders) while one background worker consolidates; the queue's lag (age of the oldest due job)
+ * is sampled every 250 ms, and after the ingest stops, how long the worker takes to catch up.
+ */
+async function lag(which: string): Promise<LagRow> {
+  const { db, drop } = await open(which);
+  const keys = await tempDir('bench-consolidation-lag');
+  try {
+    await migrate(db);
+    const system = await assemble(db, { keyringDir: keys.dir, logger: false, lifecycle: { workers: 1 } });
+    const { tenantId } = await createTenant(db, 'bench-consolidation-lag');
+    const rate = Number(opts.lagRate);
+    const seconds = Number(opts.lagSeconds);
+    const lags: number[] = [];
+    let sent = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        lags.push((await queueStats(db, new Date())).lagMs);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    const started = performance.now();
+    const LANES = 4;
+    // Four concurrent senders, each offering a quarter of the rate on its own schedule; a sender
+    // that falls behind runs flat out.
+    const lane = async (k: number) => {
+      for (let n = 0; performance.now() - started < seconds * 1000; n++) {
+        const batch = n * LANES + k;
+        const wait = ((batch * 20) / rate) * 1000 - (performance.now() - started);
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const gameId = `lag-${batch % 50}`;
+        const events = Array.from({ length: 20 }, (_, i) => ({ gameId, roomId: 'hall', npcId: 'npc-mara-quenby', participantId: `lag-player-${i % 8}-x`, ts: 1_764_000_000 + batch, targeted: false, text: textOf(batch, i), anonymous: false }));
+        await system.service.ingest({ tenantId, gameId, role: 'runtime' }, { idempotencyKey: `lag-${batch}`, events });
+        sent += events.length;
+        if (k === 0 && n % 25 === 0) progress(`${which}: sustained ingest`, Math.min(seconds, Math.round((performance.now() - started) / 1000)), seconds);
+      }
+    };
+    await Promise.all(Array.from({ length: LANES }, (_, k) => lane(k)));
+    const ingestSeconds = (performance.now() - started) / 1000;
+    progress(`${which}: sustained ingest`, seconds, seconds);
+    const drainStart = performance.now();
+    while ((await queueStats(db, new Date())).queued + (await queueStats(db, new Date())).running > 0) await new Promise((r) => setTimeout(r, 100));
+    const drainSeconds = (performance.now() - drainStart) / 1000;
+    sampling = false;
+    await sampler;
+    const { rows } = await db.query<{ n: number }>("SELECT count(*) AS n FROM memory.jobs WHERE state = 'done'");
+    await system.close();
+    return { backend: which, offered: rate, achieved: sent / ingestSeconds, seconds: ingestSeconds, lagP50: percentile(lags, 50), lagMax: Math.max(...lags), drainSeconds, jobs: Number(rows[0]!.n) };
+  } finally {
+    await drop().catch(() => {});
+    await keys.remove();
+  }
+}
+
 const results: Row[] = [];
-for (const which of opts.backend === 'both' ? ['pglite', 'postgres'] : [opts.backend]) results.push(...(await bench(which)));
+const lagRows: LagRow[] = [];
+for (const which of opts.backend === 'both' ? ['pglite', 'postgres'] : [opts.backend]) {
+  results.push(...(await bench(which)));
+  lagRows.push(await lag(which));
+}
 const f = (n: number) => n.toFixed(1);
 const table = [
   '| backend | episodes per job | jobs | job p50 ms | job p99 ms | episodes/s (consolidation) | facts written | episodes/s (rule extractor alone, no DB) | pipeline / extractor |',
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...results.map((r) => `| ${r.backend} | ${r.episodes} | ${r.jobs} | ${f(r.jobP50)} | ${f(r.jobP99)} | ${Math.round(r.perSec)} | ${r.facts} | ${Math.round(r.baselinePerSec)} | ${(r.perSec / r.baselinePerSec).toFixed(4)} |`),
+].join('\n');
+const lagTable = [
+  '| backend | events/s offered | events/s achieved | seconds | queue lag p50 ms | queue lag max ms | catch-up after ingest s | jobs done |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ...lagRows.map((r) => `| ${r.backend} | ${r.offered} | ${Math.round(r.achieved)} | ${f(r.seconds)} | ${Math.round(r.lagP50)} | ${Math.round(r.lagMax)} | ${f(r.drainSeconds)} | ${r.jobs} |`),
 ].join('\n');
 await writeFile(
   opts.out,
@@ -131,6 +201,13 @@ firewall, poisoning guard, supersede, write facts with provenance. Baseline in t
 rule extractor alone on the same texts, in memory (no database).
 
 ${table}
+
+Queue lag under sustained ingest (one background worker; ingest from 4 concurrent senders in batches
+of 20 across 50 games;
+lag = age of the oldest due job, sampled every 250 ms; jobs coalesce per game and NPC):
+
+${lagTable}
 `,
 );
 console.log(table);
+console.log(lagTable);
