@@ -38,10 +38,13 @@ const SET_SCOPE = `SELECT set_config('role', $1, true), set_config('memory.tenan
  * transaction-locally, so that every statement inside, including a GET by id, is filtered by
  * row-level security. Session-level settings would leak across pooled connections.
  */
-export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T>, options: { asyncCommit?: boolean } = {}): Promise<T> {
   const values = scopeValues(scope);
+  // asyncCommit: for writes that can be rebuilt if lost (working memory, logs), the commit does not
+  // wait for the WAL flush; set in the same statement as the scope, so it costs no round trip.
+  const text = options.asyncCommit ? `${SET_SCOPE}, set_config('synchronous_commit', 'off', true)` : SET_SCOPE;
   return db.transaction(async (tx) => {
-    await tx.query(SET_SCOPE, values);
+    await tx.query(text, values);
     return fn(tx);
   });
 }

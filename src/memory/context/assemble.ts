@@ -14,7 +14,7 @@ import { inScope, readInScope, type Scope } from '../scope.js';
 import { rowAad, type MemoryService } from '../service.js';
 import { EPISODE_COLUMNS, candidateColumns, type CandidateRow, type EpisodeRow } from '../store/rows.js';
 import { ensureGame } from '../store/ingest-requests.js';
-import { WORKING_SELECT, deleteWorking, getContextLog, insertContextLog, putWorking, type WorkingRow } from '../store/working.js';
+import { WORKING_SELECT, deleteWorking, getContextLog, putWorkingAndLog, type WorkingRow } from '../store/working.js';
 import { insertWorkingSummary } from '../store/episodes.js';
 import { seal } from '../crypto/cipher.js';
 import { enqueueConsolidation } from '../consolidation/queue.js';
@@ -328,33 +328,33 @@ export class ContextAssembler {
       tokens: window.tokens,
     };
     const firstInRoom = workingRows![0] === undefined;
-    await inScope(this.service.db, scoped, async (tx) => {
-      // Working memory and the log are rebuilt from the engine's stream if lost: no need to wait
-      // for the WAL flush (a crash can lose at most the last few milliseconds of them).
-      await tx.query("SELECT set_config('synchronous_commit', 'off', true)");
-      if (firstInRoom) await ensureGame(tx, tenantId, gameId);
-      const { keyId, key } = await this.service.keys.forWrite(tx, tenantId, 'game', gameId);
-      await putWorking(tx, {
-        tenantId,
-        gameId,
-        roomId: request.roomId,
-        npcId,
-        lastSeq: working.lastSeq,
-        stateVersion: request.state.version,
-        keyId,
-        ciphertext: sealWorking(key, tenantId, gameId, request.roomId, npcId, { lastSeq: working.lastSeq, summary: working.summary, turns: working.turns }),
-      });
-      const persisted = performance.now();
-      record.timingsMs = {
-        retrieve: ms(retrieved - started),
-        score: ms(scored - retrieved),
-        pack: ms(packed - scored),
-        persist: ms(persisted - packed),
-        total: ms(persisted - started),
-      };
-      window.timingsMs = { retrieve: record.timingsMs.retrieve, build: ms(persisted - retrieved) };
-      await insertContextLog(tx, { id: contextId, tenantId, gameId, npcId, roomId: request.roomId, stateVersion: request.state.version, record });
-    });
+    // Working memory and the log are rebuilt from the engine's stream if lost: their commit need
+    // not wait for the WAL flush (a crash can lose at most the last few milliseconds of them).
+    await inScope(
+      this.service.db,
+      scoped,
+      async (tx) => {
+        if (firstInRoom) await ensureGame(tx, tenantId, gameId);
+        const { keyId, key } = await this.service.keys.forWrite(tx, tenantId, 'game', gameId);
+        const ciphertext = sealWorking(key, tenantId, gameId, request.roomId, npcId, { lastSeq: working.lastSeq, summary: working.summary, turns: working.turns });
+        // Timed up to the write that carries the record, which cannot contain its own duration.
+        const persisted = performance.now();
+        record.timingsMs = {
+          retrieve: ms(retrieved - started),
+          score: ms(scored - retrieved),
+          pack: ms(packed - scored),
+          persist: ms(persisted - packed),
+          total: ms(persisted - started),
+        };
+        window.timingsMs = { retrieve: record.timingsMs.retrieve, build: ms(persisted - retrieved) };
+        await putWorkingAndLog(
+          tx,
+          { tenantId, gameId, roomId: request.roomId, npcId, lastSeq: working.lastSeq, stateVersion: request.state.version, keyId, ciphertext },
+          { id: contextId, record },
+        );
+      },
+      { asyncCommit: true },
+    );
     return { window, record };
   }
 

@@ -15,20 +15,6 @@ export async function getWorking(tx: Sql, tenantId: string, gameId: string, room
   return rows[0];
 }
 
-export async function putWorking(
-  tx: Sql,
-  row: { tenantId: string; gameId: string; roomId: string; npcId: string; lastSeq: number; stateVersion: number; keyId: string; ciphertext: Uint8Array },
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO memory.working (tenant_id, game_id, room_id, npc_id, last_seq, state_version, key_id, ciphertext, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
-     ON CONFLICT (tenant_id, game_id, room_id, npc_id) DO UPDATE SET
-       last_seq = EXCLUDED.last_seq, state_version = EXCLUDED.state_version,
-       key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext, updated_at = now()`,
-    [row.tenantId, row.gameId, row.roomId, row.npcId, row.lastSeq, row.stateVersion, row.keyId, row.ciphertext],
-  );
-}
-
 export async function deleteWorking(tx: Sql, tenantId: string, gameId: string, roomId: string, npcId: string): Promise<WorkingRow | undefined> {
   const { rows } = await tx.query<WorkingRow>(
     `DELETE FROM memory.working WHERE tenant_id = $1 AND game_id = $2 AND room_id = $3 AND npc_id = $4
@@ -38,21 +24,30 @@ export async function deleteWorking(tx: Sql, tenantId: string, gameId: string, r
   return rows[0];
 }
 
-export async function insertContextLog(
-  tx: Sql,
-  row: { id: string; tenantId: string; gameId: string; npcId: string; roomId: string; stateVersion: number; record: unknown },
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO memory.context_log (id, tenant_id, game_id, npc_id, room_id, state_version, record)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`,
-    [row.id, row.tenantId, row.gameId, row.npcId, row.roomId, row.stateVersion, JSON.stringify(row.record)],
-  );
-}
-
 export async function getContextLog(tx: Sql, tenantId: string, gameId: string, id: string): Promise<unknown | undefined> {
   const { rows } = await tx.query<{ record: unknown; npc_id: string; room_id: string; created_at: Date | string }>(
     'SELECT record FROM memory.context_log WHERE tenant_id = $1 AND game_id = $2 AND id = $3',
     [tenantId, gameId, id],
   );
   return rows[0]?.record;
+}
+
+/** Working memory and the assembly's log record in one statement (one round trip). */
+export async function putWorkingAndLog(
+  tx: Sql,
+  working: { tenantId: string; gameId: string; roomId: string; npcId: string; lastSeq: number; stateVersion: number; keyId: string; ciphertext: Uint8Array },
+  log: { id: string; record: unknown },
+): Promise<void> {
+  await tx.query(
+    `WITH working AS (
+       INSERT INTO memory.working (tenant_id, game_id, room_id, npc_id, last_seq, state_version, key_id, ciphertext, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+       ON CONFLICT (tenant_id, game_id, room_id, npc_id) DO UPDATE SET
+         last_seq = EXCLUDED.last_seq, state_version = EXCLUDED.state_version,
+         key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext, updated_at = now()
+       RETURNING 1)
+     INSERT INTO memory.context_log (id, tenant_id, game_id, npc_id, room_id, state_version, record)
+     VALUES ($9, $1, $2, $4, $3, $6, $10::jsonb)`,
+    [working.tenantId, working.gameId, working.roomId, working.npcId, working.lastSeq, working.stateVersion, working.keyId, working.ciphertext, log.id, JSON.stringify(log.record)],
+  );
 }
