@@ -16,6 +16,7 @@ import { createTenant } from '../src/memory/credentials.js';
 import { RuleExtractor } from '../src/memory/consolidation/extract/rules.js';
 import type { EpisodeInput } from '../src/memory/consolidation/extract/types.js';
 import { queueStats } from '../src/memory/consolidation/queue.js';
+import { percentile, progress } from './support.js';
 import { tempDir } from '../test/helpers/database.js';
 import pg from 'pg';
 
@@ -44,14 +45,6 @@ const LINES = [
   () => 'thanks, that helps',
 ];
 const textOf = (g: number, i: number) => LINES[(g + i) % LINES.length]!(i);
-
-const percentile = (s: number[], p: number) => [...s].sort((a, b) => a - b)[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-const progress = (label: string, done: number, total: number) => {
-  const w = 30;
-  const f = Math.round((done / total) * w);
-  process.stderr.write(`\r${label} [${'#'.repeat(f)}${'.'.repeat(w - f)}] ${done}/${total}`);
-  if (done >= total) process.stderr.write('\n');
-};
 
 async function open(which: string) {
   if (which === 'pglite') {

@@ -27,6 +27,7 @@ import type { StreamEntry } from '../src/engine/types.js';
 import { loadSampleGame } from '../src/engine/game-definition/validate.js';
 import { NameRegistry } from '../src/registry/name-registry.js';
 import { InProcessRegistryClient } from '../src/registry/registry-client.js';
+import { percentile } from './support.js';
 
 const program = new Command('bench:engine')
   .option('--games <n>', 'concurrent games', '1000')
@@ -47,7 +48,6 @@ const heapAfterGc = () => {
   for (let i = 0; i < 3; i += 1) gc?.();
   return process.memoryUsage().heapUsed;
 };
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A memory service that answers at once: the outbox does its full work, the network none. */

@@ -21,6 +21,7 @@ import { MemoryService } from '../src/memory/service.js';
 import { createTenant } from '../src/memory/credentials.js';
 import { toVectorLiteral } from '../src/memory/embeddings/types.js';
 import type { Scope } from '../src/memory/scope.js';
+import { percentile, progress } from './support.js';
 import { searchEpisodesStatement } from '../src/memory/store/episodes.js';
 import { ContextAssembler } from '../src/memory/context/assemble.js';
 import { countTokens } from '../src/memory/context/tokens.js';
@@ -64,18 +65,6 @@ interface Row {
   scopedP99: number;
   rawP50: number;
   rawP99: number;
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-function progress(label: string, done: number, total: number) {
-  const width = 30;
-  const filled = Math.round((done / total) * width);
-  process.stderr.write(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
-  if (done >= total) process.stderr.write('\n');
 }
 
 async function openBackend(which: string): Promise<{ db: Database; drop(): Promise<void> }> {

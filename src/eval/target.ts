@@ -1,5 +1,5 @@
 /**
- * The system under evaluation: started in this process (the default: `startSystem` with every
+ * The system under evaluation: started in this process (the default: `startEphemeralSystem`, every
  * port 0, a fresh in-memory PGlite, or a fresh native database when DATABASE_URL is set), or a
  * running one reached only through its URLs (`--engine-url`).
  *
@@ -7,12 +7,9 @@
  * target only waits for the settling interval, as a client of a deployment would.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../config.js';
-import { startSystem, type RunningSystem } from '../system.js';
+import { startEphemeralSystem, type RunningSystem } from '../system.js';
 import { OfflineResponder } from '../npc/offline-responder.js';
 
 export interface EvalTarget {
@@ -33,28 +30,16 @@ export interface EvalTarget {
 }
 
 export async function startInProcess(options: { databaseUrl?: string } = {}): Promise<EvalTarget> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'eval-'));
   const database = options.databaseUrl ? await freshDatabase(options.databaseUrl) : undefined;
   const base = loadConfig({});
-  let system: RunningSystem;
+  let started: Awaited<ReturnType<typeof startEphemeralSystem>>;
   try {
-    system = await startSystem({
-      ...base,
-      databaseUrl: database?.url,
-      dataDir: dir,
-      keyringDir: path.join(dir, 'keys'),
-      inMemory: true,
-      host: '127.0.0.1',
-      memoryPort: 0,
-      registryPort: 0,
-      enginePort: 0,
-      logger: false,
-    });
+    started = await startEphemeralSystem({ databaseUrl: database?.url });
   } catch (error) {
     await database?.drop();
-    await rm(dir, { recursive: true, force: true });
     throw error;
   }
+  const { system } = started;
   const responder = base.model ? `openai-compatible:${base.model.model}` : new OfflineResponder().id;
   return {
     kind: 'in-process',
@@ -74,9 +59,8 @@ export async function startInProcess(options: { databaseUrl?: string } = {}): Pr
       await system.memory.jobs.drain();
     },
     async close() {
-      await system.close();
+      await started.stop();
       await database?.drop();
-      await rm(dir, { recursive: true, force: true });
     },
   };
 }

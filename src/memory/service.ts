@@ -248,12 +248,7 @@ export class MemoryService {
 
   /** The data keys of these rows (loaded through the scoped transaction when not cached). */
   async keysFor(tx: Sql, tenantId: string, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
-    const keys = new Map<string, Uint8Array>();
-    for (const keyId of new Set(rows.map((r) => r.key_id))) {
-      const key = await this.keys.forRead(tx, tenantId, keyId);
-      if (key) keys.set(keyId, key);
-    }
-    return keys;
+    return this.keys.load(tx, tenantId, rows.map((r) => r.key_id));
   }
 
   /**
@@ -261,21 +256,11 @@ export class MemoryService {
    * cold ones in one more scoped round trip.
    */
   async keysForRows(scope: Scope, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
-    const cold = [...new Set(rows.map((r) => r.key_id))].filter((id) => !this.keys.cached(id));
-    if (cold.length > 0) {
-      const [records] = await readInScope(this.db, scope, [this.keys.recordsStatement(scope.tenantId, cold)]);
-      await this.keys.absorb(records!);
-    }
-    return this.cachedKeys(rows);
-  }
-
-  private cachedKeys(rows: readonly { key_id: string }[]): Map<string, Uint8Array> {
-    const keys = new Map<string, Uint8Array>();
-    for (const { key_id } of rows) {
-      const key = this.keys.cached(key_id);
-      if (key) keys.set(key_id, key);
-    }
-    return keys;
+    const ids = rows.map((r) => r.key_id);
+    const cold = [...new Set(ids)].filter((id) => !this.keys.cached(id));
+    if (cold.length === 0) return this.keys.pick(ids);
+    const [records] = await readInScope(this.db, scope, [this.keys.recordsStatement(scope.tenantId, cold)]);
+    return this.keys.pick(ids, await this.keys.absorb(records!));
   }
 
   private async find(tx: Sql, scope: Scope, id: string): Promise<{ tier: DurableTier; memory: Memory } | undefined> {

@@ -58,31 +58,46 @@ export class DataKeys {
 
   /** The key for rows sealed under `keyId`, or undefined if it was destroyed (shredded). */
   async forRead(tx: Sql, tenantId: string, keyId: string): Promise<Uint8Array | undefined> {
-    const cached = this.byId.get(keyId);
-    if (cached) return cached;
-    const { rows } = await tx.query<KeyRow>(
-      `SELECT key_id, kek_ref, wrapped, destroyed_at, ${MINE} FROM memory.data_keys WHERE tenant_id = $1 AND key_id = $2`,
-      [tenantId, keyId],
-    );
-    return rows[0] ? this.unwrap(rows[0]) : undefined;
+    return (await this.load(tx, tenantId, [keyId])).get(keyId);
+  }
+
+  /** The keys of these ids that still exist: from the cache, the cold ones in one query. */
+  async load(sql: Sql, tenantId: string, keyIds: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const cold = [...new Set(keyIds)].filter((id) => !this.byId.has(id));
+    const statement = cold.length > 0 ? this.recordsStatement(tenantId, cold) : undefined;
+    const fresh = statement ? await this.absorb((await sql.query(statement.text, statement.params)).rows) : new Map<string, Uint8Array>();
+    return this.pick(keyIds, fresh);
   }
 
   /**
-   * The records of these keys as a statement for `readInScope`: a cold key costs one round trip
-   * and no transaction. Hand the rows to `absorb`.
+   * The records of these keys as a statement (for `load`, or for `readInScope`, where a cold key
+   * costs one round trip and no transaction). Hand the rows to `absorb`.
    */
   recordsStatement(tenantId: string, keyIds: readonly string[]): { text: string; params: unknown[] } {
     return {
-      text: 'SELECT key_id, kek_ref, wrapped, destroyed_at, false AS mine FROM memory.data_keys WHERE tenant_id = $1 AND key_id = ANY ($2::uuid[])',
+      text: `SELECT key_id, kek_ref, wrapped, destroyed_at, ${MINE} FROM memory.data_keys WHERE tenant_id = $1 AND key_id = ANY ($2::uuid[])`,
       params: [tenantId, [...keyIds]],
     };
   }
 
-  /** Unwraps and caches the records `recordsStatement` returned (those not cached yet). */
-  async absorb(rows: readonly Record<string, unknown>[]): Promise<void> {
+  /** Unwraps the records `recordsStatement` returned (caching the committed ones). */
+  async absorb(rows: readonly Record<string, unknown>[]): Promise<Map<string, Uint8Array>> {
+    const keys = new Map<string, Uint8Array>();
     for (const row of rows as unknown as KeyRow[]) {
-      if (!this.byId.has(row.key_id)) await this.unwrap(row);
+      const key = this.byId.get(row.key_id) ?? (await this.unwrap(row));
+      if (key) keys.set(row.key_id, key);
     }
+    return keys;
+  }
+
+  /** The cached or just-unwrapped key of each id (destroyed ones left out). */
+  pick(keyIds: readonly string[], fresh: ReadonlyMap<string, Uint8Array> = new Map()): Map<string, Uint8Array> {
+    const keys = new Map<string, Uint8Array>();
+    for (const id of keyIds) {
+      const key = this.byId.get(id) ?? fresh.get(id);
+      if (key) keys.set(id, key);
+    }
+    return keys;
   }
 
   /** The cached key for `keyId`, if a scoped read has loaded it before. */

@@ -18,7 +18,6 @@ import { open } from '../crypto/cipher.js';
 import { kekRef } from '../crypto/data-keys.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Database, Tx } from '../db/types.js';
-import { MemoryError } from '../errors.js';
 import { inScope } from '../scope.js';
 import { rowAad, type MemoryService } from '../service.js';
 import { anomalyAad } from '../consolidation/consolidator.js';
@@ -341,4 +340,3 @@ async function audit(tx: Tx, entry: Parameters<typeof appendAudit>[1]): Promise<
   await tx.query("SELECT set_config('role', 'memory_lifecycle', true)");
 }
 
-export const notAdmin = () => new MemoryError('FORBIDDEN', 'this needs an admin API key', 403);

@@ -10,11 +10,6 @@ export interface WorkingRow {
 export const WORKING_SELECT = `SELECT last_seq, state_version, key_id, ciphertext FROM memory.working
   WHERE tenant_id = $1 AND game_id = $2 AND room_id = $3 AND npc_id = $4`;
 
-export async function getWorking(tx: Sql, tenantId: string, gameId: string, roomId: string, npcId: string): Promise<WorkingRow | undefined> {
-  const { rows } = await tx.query<WorkingRow>(`${WORKING_SELECT} FOR UPDATE`, [tenantId, gameId, roomId, npcId]);
-  return rows[0];
-}
-
 export async function deleteWorking(tx: Sql, tenantId: string, gameId: string, roomId: string, npcId: string): Promise<WorkingRow | undefined> {
   const { rows } = await tx.query<WorkingRow>(
     `DELETE FROM memory.working WHERE tenant_id = $1 AND game_id = $2 AND room_id = $3 AND npc_id = $4
