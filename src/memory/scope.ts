@@ -1,6 +1,6 @@
 import type { Database, Tx } from './db/types.js';
 import { MemoryError } from './errors.js';
-import { inline } from './db/literal.js';
+import { literal, prepared } from './db/literal.js';
 
 /**
  * What one request may see. Built only from a verified credential (tenant API key or a game
@@ -29,9 +29,9 @@ function scopeValues(scope: Scope): string[] {
   return [ROLES[scope.role], scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', participants.join(','), scope.keyId ?? ''];
 }
 
-const SET_SCOPE = `SELECT set_config('role', $1, true), set_config('memory.tenant', $2, true),
-              set_config('memory.game', $3, true), set_config('memory.npc', $4, true),
-              set_config('memory.participants', $5, true), set_config('memory.key_id', $6, true)`;
+/** The transaction-local settings a scope consists of, in the order of `scopeValues`. */
+const SETTINGS = ['role', 'memory.tenant', 'memory.game', 'memory.npc', 'memory.participants', 'memory.key_id'] as const;
+const SET_SCOPE = `SELECT ${SETTINGS.map((name, i) => `set_config('${name}', $${i + 1}, true)`).join(', ')}`;
 
 /**
  * Runs `fn` in one transaction as the runtime (or admin) role, with the scope set
@@ -52,16 +52,20 @@ export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T
 /**
  * The hot read path in one round trip: the scope settings and the read statements go to the
  * server as one script, which runs as one implicit transaction, so the transaction-local scope
- * covers exactly these statements. Same policies, same role as `inScope`; values are inlined
- * by the deliberately narrow `literal()` (ids, uuids, numbers, vectors; never free text).
- * Returns the rows of each statement, in order.
+ * covers exactly these statements. Same policies, same role as `inScope`. The statements run as
+ * prepared statements of the connection (planned once with their policies, not per call); their
+ * values are inlined by the deliberately narrow `literal()` (ids, uuids, numbers, vectors; never
+ * free text). Returns the rows of each statement, in order.
  */
 export async function readInScope(
   db: Database,
   scope: Scope,
   statements: readonly { text: string; params: readonly unknown[] }[],
 ): Promise<Record<string, unknown>[][]> {
-  const script = [inline(SET_SCOPE, scopeValues(scope)), ...statements.map((s) => inline(s.text, s.params))].join(';\n');
-  const results = await db.batch(script);
-  return results.slice(1);
+  // SET LOCAL in a script is local to its implicit transaction, like set_config(..., true), and
+  // as a utility statement it is neither planned nor answered with rows.
+  const setScope = scopeValues(scope).map((value, i) => `SET LOCAL ${SETTINGS[i]} = ${literal(value)}`);
+  const reads = statements.map((s) => prepared(s.text, s.params));
+  const results = await db.batch([...setScope, ...reads.map((r) => r.execute)].join(';\n'), reads.map((r) => r.statement));
+  return results.slice(setScope.length);
 }

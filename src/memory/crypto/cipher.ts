@@ -19,10 +19,12 @@ export function open(key: Uint8Array, sealed: Uint8Array, aad: string): Buffer {
   if (buf[0] !== VERSION || buf.length < 1 + IV_BYTES + TAG_BYTES) throw new Error('unknown ciphertext format');
   const iv = buf.subarray(1, 1 + IV_BYTES);
   const tag = buf.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
-  const decipher = createDecipheriv('aes-256-gcm', key, iv);
+  const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   decipher.setAAD(Buffer.from(aad, 'utf8'));
   decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(buf.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+  const plaintext = decipher.update(buf.subarray(1 + IV_BYTES + TAG_BYTES));
+  decipher.final(); // GCM yields nothing here; it throws if the tag does not authenticate
+  return plaintext;
 }
 
 export const newKey = (): Buffer => randomBytes(32);

@@ -1,6 +1,10 @@
+import { createHash } from 'node:crypto';
+import type { PreparedStatement } from './types.js';
+
 /**
- * Renders a parameterized statement with its values inlined, for `Database.batch`, which
- * runs several statements in one round trip and therefore cannot bind parameters.
+ * Renders a value as an SQL literal, for `Database.batch`, which runs several statements in one
+ * round trip and therefore cannot bind parameters: the `EXECUTE` arguments of prepared
+ * statements and the scope's `SET LOCAL` values.
  *
  * Deliberately narrow: it accepts only numbers, booleans, null, and strings (or arrays of
  * strings) free of quotes, backslashes and NUL, i.e. the ids, uuids and vector literals the
@@ -20,14 +24,23 @@ export function literal(value: unknown): string {
     if (!SAFE_STRING.test(value)) throw new TypeError('refusing to inline a string containing a quote, backslash or NUL');
     return `'${value}'`;
   }
-  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]::text[]`;
+  if (Array.isArray(value)) {
+    // An untyped array literal, so it takes the type the statement expects (text[], uuid[]).
+    if (!value.every((v) => typeof v === 'string' && SAFE_STRING.test(v) && !v.includes('"'))) {
+      throw new TypeError('refusing to inline an array other than of plain strings');
+    }
+    return `'{${value.map((v) => `"${v}"`).join(',')}}'`;
+  }
   throw new TypeError(`cannot inline a value of type ${typeof value}`);
 }
 
-/** Replaces `$1`..`$n` in `text` with inlined literals (highest numbers first, so $10 is not read as $1). */
-export function inline(text: string, params: readonly unknown[]): string {
-  let out = text;
-  for (let i = params.length; i >= 1; i--) out = out.split(`$${i}`).join(literal(params[i - 1]));
-  if (/\$\d/.test(out)) throw new Error('statement refers to a parameter that was not supplied');
-  return out;
+/**
+ * A parameterized statement as a named prepared statement and the `EXECUTE` that runs it with
+ * these values inlined (by `literal`). The name is derived from the text, so the same statement
+ * is prepared once per connection however many callers build it.
+ */
+export function prepared(text: string, params: readonly unknown[]): { statement: PreparedStatement; execute: string } {
+  const name = `q_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+  const args = params.length > 0 ? `(${params.map(literal).join(', ')})` : '';
+  return { statement: { name, text }, execute: `EXECUTE ${name}${args}` };
 }

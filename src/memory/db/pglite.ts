@@ -27,13 +27,27 @@ function wrap(conn: PGliteLike): Tx {
 export async function openPGlite(dataDir?: string): Promise<Database> {
   const pg = await PGlite.create(dataDir, { extensions: { vector } });
   const sql = wrap(pg);
+  // One connection: each named statement is prepared once (concurrent first users share the promise).
+  const prepared = new Map<string, Promise<unknown>>();
+  const prepare = (name: string, text: string) => {
+    let ready = prepared.get(name);
+    if (!ready) {
+      ready = pg.exec(`PREPARE ${name} AS ${text}`);
+      prepared.set(name, ready);
+      ready.catch(() => prepared.delete(name));
+    }
+    return ready;
+  };
   return {
     backend: 'pglite',
     query: sql.query,
     // PGlite has one connection; its transaction() queues concurrent callers.
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     exec: sql.exec,
-    batch: async (script) => (await pg.exec(script)).map((r) => r.rows as Record<string, unknown>[]),
+    async batch(script, statements = []) {
+      for (const { name, text } of statements) await prepare(name, text);
+      return (await pg.exec(script)).map((r) => r.rows as Record<string, unknown>[]);
+    },
     close: () => pg.close(),
   };
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, QueryResult, Tx } from './types.js';
+import type { Database, PreparedStatement, QueryResult, Tx } from './types.js';
 
 // Both backends hand back plain numbers for bigint and count(*): our values stay far
 // below 2^53 (second timestamps, row counts).
@@ -28,6 +28,18 @@ export function openPostgres(connectionString: string, options: { max?: number }
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => {});
   const sql = wrap(pool);
+  // The named statements each pooled connection has prepared (a client object lives as long as
+  // its connection; a new connection starts with none).
+  const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
+  const ensurePrepared = async (client: pg.PoolClient, statements: readonly PreparedStatement[]) => {
+    let names = preparedOn.get(client);
+    if (!names) preparedOn.set(client, (names = new Set()));
+    for (const { name, text } of statements) {
+      if (names.has(name)) continue;
+      await client.query(`PREPARE ${name} AS ${text}`);
+      names.add(name);
+    }
+  };
   return {
     backend: 'postgres',
     query: sql.query,
@@ -46,10 +58,18 @@ export function openPostgres(connectionString: string, options: { max?: number }
       }
     },
     exec: sql.exec,
-    async batch(script) {
-      // The simple protocol returns one result per statement (a bare object for a single one).
-      const result = (await pool.query({ text: script, types })) as unknown as pg.QueryResult | pg.QueryResult[];
-      return (Array.isArray(result) ? result : [result]).map((r) => r.rows as Record<string, unknown>[]);
+    async batch(script, prepare = []) {
+      const client = await pool.connect();
+      try {
+        await ensurePrepared(client, prepare);
+        // The simple protocol returns one result per statement (a bare object for a single one).
+        const result = (await client.query({ text: script, types })) as unknown as pg.QueryResult | pg.QueryResult[];
+        client.release();
+        return (Array.isArray(result) ? result : [result]).map((r) => r.rows as Record<string, unknown>[]);
+      } catch (error) {
+        client.release(error as Error); // as pool.query does: a connection that failed is not reused
+        throw error;
+      }
     },
     close: () => pool.end(),
   };

@@ -17,6 +17,12 @@ export interface Tx extends Sql {
 
 export type Backend = 'pglite' | 'postgres';
 
+/** A statement a `batch` script runs by name (`EXECUTE name(...)`); see `prepared()` in literal.ts. */
+export interface PreparedStatement {
+  name: string;
+  text: string;
+}
+
 export interface Database extends Sql {
   readonly backend: Backend;
   /**
@@ -29,7 +35,13 @@ export interface Database extends Sql {
   /**
    * Runs a parameterless script of several statements in one round trip, as one implicit
    * transaction, and returns every statement's rows. See `readInScope` (scope.ts).
+   *
+   * `prepare` names the statements the script EXECUTEs: each is prepared on the connection that
+   * runs the script the first time that connection needs it (its own round trip, once), so
+   * PostgreSQL plans the statement and its row-level security policies once per connection
+   * instead of on every call. A prepared plan re-checks its role at execution and is
+   * re-planned if a policy or table changes.
    */
-  batch(script: string): Promise<Record<string, unknown>[][]>;
+  batch(script: string, prepare?: readonly PreparedStatement[]): Promise<Record<string, unknown>[][]>;
   close(): Promise<void>;
 }
