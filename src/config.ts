@@ -16,6 +16,8 @@ export interface Config {
   /** An OpenAI-compatible chat model for NPCs; when absent the offline responder answers. */
   model?: { baseUrl: string; model: string; apiKey?: string; timeoutMs?: number };
   logLevel: string;
+  /** Batching window of consolidation after play, in ms (see MemoryConfig). */
+  consolidationWindowMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -40,6 +42,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.EMBEDDINGS_URL && !env.EMBEDDINGS_MODEL) {
     throw new Error('EMBEDDINGS_URL is set but EMBEDDINGS_MODEL is not; name the embedding model to use');
   }
+  const consolidationWindowMs = Number(env.MEMORY_CONSOLIDATION_WINDOW_MS ?? 2000);
+  if (!Number.isInteger(consolidationWindowMs) || consolidationWindowMs < 0) {
+    throw new Error('MEMORY_CONSOLIDATION_WINDOW_MS must be a whole number of milliseconds, 0 or more');
+  }
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir,
@@ -53,5 +59,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : undefined,
     model: env.MODEL_URL ? { baseUrl: env.MODEL_URL, model: env.MODEL_NAME!, apiKey: env.MODEL_API_KEY || undefined } : undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
+    consolidationWindowMs,
   };
 }

@@ -71,6 +71,7 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     keyringDir: config.keyringDir,
     embeddings: config.embeddings,
     logger: config.logger,
+    lifecycle: { consolidationWindowMs: config.consolidationWindowMs },
   });
   const closers: (() => Promise<unknown>)[] = [() => memory.close()];
   try {

@@ -200,6 +200,21 @@ export class GameEngine {
     return this.outbox.idle();
   }
 
+  /**
+   * Resolves true once the memory service has taken the game's set-up (its secrets), false if
+   * that takes longer than `timeoutMs`: play never waits for the memory service, the outbox
+   * keeps trying, and the order of the game's calls holds either way.
+   */
+  async ready(gameId: GameId, timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
+    try {
+      return await Promise.race([this.outbox.idle(gameId).then(() => true), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Running (not ended) games held by this engine. */
   get runningGames(): number {
     let n = 0;

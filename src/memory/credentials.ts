@@ -42,6 +42,8 @@ export async function mintApiKey(sql: Sql, tenantId: string, role: 'runtime' | '
 export class Credentials {
   private signingKey?: Uint8Array;
   private readonly keyCache = new Map<string, { principal: Principal; until: number }>();
+  /** Verified game tokens until they expire: a turn's calls reuse one token, and a signature check costs a trip through WebCrypto. */
+  private readonly tokenCache = new Map<string, Extract<Principal, { kind: 'game' }>>();
 
   constructor(
     private readonly db: Database,
@@ -86,6 +88,11 @@ export class Credentials {
   }
 
   async verifyGameToken(token: string): Promise<Principal | undefined> {
+    const cached = this.tokenCache.get(token);
+    if (cached) {
+      if (cached.expiresAt * 1000 > Date.now()) return cached;
+      this.tokenCache.delete(token);
+    }
     try {
       const { payload } = await jwtVerify(token, await this.key(), {
         issuer: 'memory',
@@ -95,7 +102,10 @@ export class Credentials {
       const { sub, gid, pids, exp } = payload as { sub?: unknown; gid?: unknown; pids?: unknown; exp?: number };
       if (typeof sub !== 'string' || typeof gid !== 'string' || !Array.isArray(pids)) return undefined;
       if (!pids.every((p): p is string => typeof p === 'string')) return undefined;
-      return { kind: 'game', tenantId: sub, gameId: gid, participantIds: pids, expiresAt: exp ?? 0 };
+      const principal = { kind: 'game' as const, tenantId: sub, gameId: gid, participantIds: pids, expiresAt: exp ?? 0 };
+      if (this.tokenCache.size >= 10_000) this.tokenCache.clear();
+      this.tokenCache.set(token, principal);
+      return principal;
     } catch (error) {
       if (error instanceof joseErrors.JOSEError) return undefined;
       throw error;

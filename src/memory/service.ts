@@ -68,8 +68,12 @@ export class MemoryService {
     readonly db: Database,
     readonly keyring: Keyring,
     readonly embedder: Embedder,
-    /** Called with the id of a row whose ciphertext fails authentication. (Default: ignore) */
-    private readonly onIntegrityFailure: (rowId: string) => void = () => {},
+    private readonly options: {
+      /** Called with the id of a row whose ciphertext fails authentication. (Default: ignore) */
+      onIntegrityFailure?: (rowId: string) => void;
+      /** Batching window of ingest-triggered consolidation, in ms (`enqueueConsolidations`). (Default: 0) */
+      consolidationWindowMs?: number;
+    } = {},
   ) {
     this.keys = new DataKeys(keyring);
   }
@@ -84,6 +88,7 @@ export class MemoryService {
     const requestHash = createHash('sha256').update(JSON.stringify(batch.events)).digest('hex');
     // Embed outside the transaction: it is the slow part and needs no locks.
     const vectors = await this.embedder.embed(batch.events.map((e) => e.text));
+    await this.keys.prepare(scope.tenantId, 'game', gameId);
     const attempt = () =>
       inScope(this.db, scope, async (tx) => {
         await ensureGame(tx, scope.tenantId, gameId);
@@ -116,7 +121,7 @@ export class MemoryService {
           await insertEpisodes(tx, scope.tenantId, gameId, rows);
         }
         // Consolidation is asked for in the same transaction: a job exists iff the episodes do.
-        await enqueueConsolidations(tx, scope.tenantId, gameId, [...byNpc.keys()], 'ingest');
+        await enqueueConsolidations(tx, scope.tenantId, gameId, [...byNpc.keys()], 'ingest', this.options.consolidationWindowMs);
         const result: IngestResult = { accepted: ids.length, ids, replayed: false };
         await recordIngestRequest(tx, scope.tenantId, gameId, batch.idempotencyKey, requestHash, result);
         return result;
@@ -131,8 +136,9 @@ export class MemoryService {
   }
 
   async writeFact(scope: Scope, input: FactInput): Promise<FactMemory> {
-    factTarget(scope, input); // refuse a bad request before paying for its embedding
+    const target = factTarget(scope, input); // refuse a bad request before paying for its embedding
     const [vector] = await this.embedder.embed([input.summary]);
+    await this.keys.prepare(scope.tenantId, target.spec.keyScope, keySubject(target));
     return inScope(this.db, scope, (tx) => this.writeFactIn(tx, scope, input, vector!));
   }
 
@@ -148,8 +154,7 @@ export class MemoryService {
       if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
         throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope', 404);
       }
-      const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
-      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
+      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, keySubject({ npcId, spec, gameId, participantId }));
       const id = randomUUID();
       const body = JSON.stringify({ value: input.value, summary: input.summary });
       const row = await facts.insertFact(tx, input.tier, {
@@ -297,7 +302,7 @@ export class MemoryService {
     try {
       return open(key, sealed, aad);
     } catch {
-      this.onIntegrityFailure(rowId);
+      this.options.onIntegrityFailure?.(rowId);
       return undefined;
     }
   }
@@ -369,6 +374,12 @@ export function rowAad(
   id: string,
 ): string {
   return [tier, tenantId, gameId ?? '', npcId, participantId ?? '', id].join('\0');
+}
+
+/** Whose data key seals a fact: its game's, its participant's or its NPC's. */
+function keySubject(target: ReturnType<typeof factTarget>): string {
+  const { spec, gameId, participantId, npcId } = target;
+  return spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
 }
 
 /** Where a fact goes, checked against the scope. */

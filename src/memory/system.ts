@@ -34,6 +34,11 @@ export interface MemoryConfig {
   lifecycle?: {
     /** Background queue workers. (Default: 1 in openMemorySystem, 0 in assemble: tests drain `jobs` themselves) */
     workers?: number;
+    /**
+     * Batching window of ingest-triggered consolidation, in ms: what is said within it is
+     * consolidated in one run, after the window. (Default: 2000 in openMemorySystem, 0 in assemble)
+     */
+    consolidationWindowMs?: number;
     /** An OpenAI-compatible chat endpoint for extraction; the rule extractor when absent. */
     llm?: LlmExtractorConfig;
     /** (Default: 30 days) */
@@ -68,16 +73,18 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
     await db.close();
     throw error;
   }
-  return assemble(db, { ...config, lifecycle: { workers: 1, ...config.lifecycle } });
+  return assemble(db, { ...config, lifecycle: { workers: 1, consolidationWindowMs: 2000, ...config.lifecycle } });
 }
 
 /** The same wiring over an already-migrated database (tests, benchmarks). */
 export async function assemble(db: Database, config: Omit<MemoryConfig, 'databaseUrl' | 'pgliteDir'>): Promise<MemorySystem> {
   const keyring = new LocalKeyring(config.keyringDir);
   const embedder: Embedder = config.embeddings ? new OpenAIEmbedder(config.embeddings) : new LocalHashEmbedder();
-  const service = new MemoryService(db, keyring, embedder, (rowId) =>
-    (config.logger || undefined)?.error({ rowId }, 'memory row failed authentication (altered or moved ciphertext); not shown'),
-  );
+  const service = new MemoryService(db, keyring, embedder, {
+    onIntegrityFailure: (rowId) =>
+      (config.logger || undefined)?.error({ rowId }, 'memory row failed authentication (altered or moved ciphertext); not shown'),
+    consolidationWindowMs: config.lifecycle?.consolidationWindowMs,
+  });
   const credentials = new Credentials(db, keyring);
   // Signed ledger checkpoints live beside the keyring, outside the database.
   const admin = adminServices(db, keyring, service.keys, path.join(config.keyringDir, 'audit-checkpoints'));

@@ -60,6 +60,11 @@ export interface EngineAppOptions {
   bodyLimit?: number;
   /** Says and acts per session per window: a chatty bot cannot flood a room or the memory service. (Default: 60 per 10 s) */
   rateLimit?: { max: number; timeWindowMs: number };
+  /**
+   * How long creating a game waits for the memory service to take the game's set-up, so that
+   * its first turns do not compete with it; the game is created either way. (Default: 1000 ms)
+   */
+  gameReadyTimeoutMs?: number;
 }
 
 export interface EngineApp {
@@ -184,6 +189,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
       const token = tokenOf(request);
       const gameId = await engine.createGame(request.body?.definition ?? sample);
       creators.set(gameId, token);
+      await engine.ready(gameId, options.gameReadyTimeoutMs ?? 1000);
       return reply.status(201).send({ gameId });
     },
   );

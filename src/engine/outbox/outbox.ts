@@ -119,7 +119,7 @@ export class Outbox {
   /** Every pending entry, in id order: the first key is the oldest. */
   readonly #pending = new Map<number, OutboxEntry>();
   readonly #ready: Lane[] = [];
-  readonly #idleWaiters: { upTo: number; resolve: () => void }[] = [];
+  readonly #idleWaiters: { upTo: number; gameId?: GameId; resolve: () => void }[] = [];
   readonly #dead: DeadLetter[] = [];
   #deadCount = 0;
   #delivered = 0;
@@ -174,11 +174,11 @@ export class Outbox {
 
   // ---- observing ------------------------------------------------------------------------------
 
-  /** Resolves once every call accepted so far is delivered or set aside. */
-  idle(): Promise<void> {
+  /** Resolves once every call accepted so far (of `gameId`, when given) is delivered or set aside. */
+  idle(gameId?: GameId): Promise<void> {
     const upTo = this.#nextId - 1;
-    if (this.#settledUpTo(upTo)) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push({ upTo, resolve }));
+    if (this.#settledUpTo(upTo, gameId)) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push({ upTo, gameId, resolve }));
   }
 
   stats(): OutboxStats {
@@ -425,15 +425,17 @@ export class Outbox {
     return out;
   }
 
-  #settledUpTo(upTo: number): boolean {
-    const oldest = this.#pending.keys().next().value;
+  #settledUpTo(upTo: number, gameId?: GameId): boolean {
+    // Both maps hold ids in acceptance order, so the first key is the oldest pending call.
+    const pending = gameId === undefined ? this.#pending : this.#games.get(gameId)?.pending;
+    const oldest = pending?.keys().next().value;
     return oldest === undefined || oldest > upTo;
   }
 
   #wakeIdleWaiters(): void {
     for (let i = this.#idleWaiters.length - 1; i >= 0; i -= 1) {
       const waiter = this.#idleWaiters[i]!;
-      if (this.#settledUpTo(waiter.upTo)) {
+      if (this.#settledUpTo(waiter.upTo, waiter.gameId)) {
         this.#idleWaiters.splice(i, 1);
         waiter.resolve();
       }

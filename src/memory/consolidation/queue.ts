@@ -101,31 +101,42 @@ export async function enqueue(
   );
 }
 
-/** Enqueues one consolidation job per npc of a batch in one statement (the ingest hook). */
+/**
+ * Enqueues one consolidation job per npc of a batch in one statement (the ingest hook).
+ *
+ * `windowMs` is the batching window: a new job waits that long, and every batch ingested
+ * meanwhile joins it, so a burst of play is consolidated in one run after at most `windowMs`
+ * (a bounded delay: later batches do not push the job back). It keeps consolidation off the
+ * connection while a conversation is live, which matters on PGlite's single connection.
+ * `Worker.drain` does not wait for the window.
+ */
 export async function enqueueConsolidations(
   sql: Sql,
   tenantId: string,
   gameId: string,
   npcIds: readonly string[],
   reason: ConsolidationReason,
+  windowMs = 0,
 ): Promise<void> {
   if (npcIds.length === 0) return;
   await sql.query(
-    `INSERT INTO memory.jobs (tenant_id, kind, game_id, npc_id, reason)
-     SELECT $1, 'consolidate', $2, n, $3 FROM unnest($4::text[]) AS n
+    `INSERT INTO memory.jobs (tenant_id, kind, game_id, npc_id, reason, run_at)
+     SELECT $1, 'consolidate', $2, n, $3, now() + make_interval(secs => $5::double precision / 1000) FROM unnest($4::text[]) AS n
      ON CONFLICT (tenant_id, kind, game_id, npc_id) WHERE state = 'queued' DO NOTHING`,
-    [tenantId, gameId, reason, [...new Set(npcIds)].sort()],
+    [tenantId, gameId, reason, [...new Set(npcIds)].sort(), windowMs],
   );
 }
 
 /**
  * Claims up to `limit` due jobs for `workerId`: queued ones whose time has come, and running
  * ones whose lease has expired (their worker died). Each claim counts as an attempt.
+ * With `flush`, consolidation jobs still in their batching window (never attempted) are due
+ * too; jobs backing off after a failure, and shredding, keep their time.
  */
 export async function claimJobs(
   db: Database,
   workerId: string,
-  options: { now: Date; limit: number; leaseMs: number; kinds?: readonly JobKind[]; tenantId?: string; gameId?: string },
+  options: { now: Date; limit: number; leaseMs: number; kinds?: readonly JobKind[]; tenantId?: string; gameId?: string; flush?: boolean },
 ): Promise<Job[]> {
   return asWorker(db, async (tx) => {
     // A job whose worker died on its last attempt is dead-lettered, not run again.
@@ -141,14 +152,15 @@ export async function claimJobs(
               locked_until = $1::timestamptz + make_interval(secs => $4::double precision / 1000), updated_at = $1
         WHERE j.id IN (
           SELECT id FROM memory.jobs
-           WHERE ((state = 'queued' AND run_at <= $1) OR (state = 'running' AND locked_until < $1))
+           WHERE ((state = 'queued' AND (run_at <= $1 OR ($8 AND kind = 'consolidate' AND attempts = 0)))
+                  OR (state = 'running' AND locked_until < $1))
              AND kind = ANY ($5::text[])
              AND ($6::uuid IS NULL OR tenant_id = $6) AND ($7::text IS NULL OR game_id = $7)
            ORDER BY run_at, created_at
            LIMIT $3
            FOR UPDATE SKIP LOCKED)
        RETURNING ${COLUMNS.split(', ').map((c) => `j.${c}`).join(', ')}`,
-      [options.now, workerId, options.limit, options.leaseMs, options.kinds ?? JOB_KINDS, options.tenantId ?? null, options.gameId ?? null],
+      [options.now, workerId, options.limit, options.leaseMs, options.kinds ?? JOB_KINDS, options.tenantId ?? null, options.gameId ?? null, options.flush ?? false],
     );
     return rows.map(toJob);
   });

@@ -49,8 +49,11 @@ export class Worker {
     return (this.options.clock ?? (() => new Date()))();
   }
 
-  /** Claims and runs one round of due jobs; returns what happened to each. */
-  async runOnce(filter: { tenantId?: string; gameId?: string } = {}): Promise<RunResult[]> {
+  /**
+   * Claims and runs one round of due jobs; returns what happened to each. `flush` also takes
+   * consolidation jobs still in their batching window (see `claimJobs`).
+   */
+  async runOnce(filter: { tenantId?: string; gameId?: string; flush?: boolean } = {}): Promise<RunResult[]> {
     const kinds = Object.keys(this.options.handlers) as JobKind[];
     const jobs = await claimJobs(this.db, this.id, {
       now: this.now(),
@@ -62,11 +65,14 @@ export class Worker {
     return Promise.all(jobs.map((job) => this.run(job)));
   }
 
-  /** Runs rounds until no job is due (tests, the CLI, a final flush). */
+  /**
+   * Runs rounds until no job is due (tests, the CLI, the evaluation harness, a final flush),
+   * consolidating at once what is waiting for its batching window.
+   */
   async drain(filter: { tenantId?: string; gameId?: string } = {}): Promise<RunResult[]> {
     const all: RunResult[] = [];
     for (;;) {
-      const round = await this.runOnce(filter);
+      const round = await this.runOnce({ ...filter, flush: true });
       if (round.length === 0) return all;
       all.push(...round);
     }

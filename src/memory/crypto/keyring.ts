@@ -17,12 +17,21 @@ export interface Keyring {
 }
 
 const REF = /^[a-z0-9][a-z0-9._-]{0,200}$/;
+const CACHE_LIMIT = 10_000;
 
 /**
  * The default keyring: one 32-byte file per key in a directory the operator configures
  * (mode 0700/0600). Put it on a different volume and backup regime from the database.
+ *
+ * Keys read are kept in memory (as the data keys they unwrap are, in DataKeys), so a hot path
+ * never waits on the file system; `destroy` forgets them. Delete keys through `destroy` (the
+ * lifecycle commands): a file removed by hand is noticed by a running process only at restart.
  */
 export class LocalKeyring implements Keyring {
+  private readonly cache = new Map<string, Uint8Array>();
+  /** Counts destroys, so a read that raced one does not put the key back in the cache. */
+  private destroys = 0;
+
   constructor(private readonly dir: string) {}
 
   private file(ref: string): string {
@@ -31,9 +40,16 @@ export class LocalKeyring implements Keyring {
   }
 
   async get(ref: string): Promise<Uint8Array | undefined> {
+    const file = this.file(ref);
+    const cached = this.cache.get(ref);
+    if (cached) return cached;
+    const destroys = this.destroys;
     try {
-      const key = await readFile(this.file(ref));
+      const key = await readFile(file);
       if (key.length !== 32) throw new Error(`key file for ${ref} is damaged (length ${key.length})`);
+      if (destroys !== this.destroys) return key;
+      if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(ref, key);
       return key;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -63,6 +79,8 @@ export class LocalKeyring implements Keyring {
 
   async destroy(ref: string): Promise<boolean> {
     const existed = (await this.get(ref)) !== undefined;
+    this.destroys++;
+    this.cache.delete(ref);
     await rm(this.file(ref), { force: true });
     return existed;
   }

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../../src/memory/credentials.js';
-import { claimJobs, enqueueConsolidation, listJobs, queueStats } from '../../../src/memory/consolidation/queue.js';
+import { claimJobs, enqueueConsolidation, enqueueConsolidations, listJobs, queueStats } from '../../../src/memory/consolidation/queue.js';
+import { assemble } from '../../../src/memory/system.js';
 import { Worker } from '../../../src/memory/consolidation/worker.js';
 import { openPostgres } from '../../../src/memory/db/postgres.js';
 import type { Database } from '../../../src/memory/db/types.js';
 import { inScope } from '../../../src/memory/scope.js';
-import { backend, openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { backend, openTestDatabase, tempDir, type TestDatabase } from '../../helpers/database.js';
 
 describe('the job queue in PostgreSQL', () => {
   let database: TestDatabase;
@@ -99,6 +100,7 @@ describe('the job queue in PostgreSQL', () => {
     expect(job.runAt.getTime()).toBeGreaterThan(now.getTime()); // backoff
     expect(job.lastError).toMatch(/^EXTRACTOR_UNAVAILABLE: extractor down/);
     expect(await worker.runOnce({ tenantId: tenantA })).toEqual([]); // not due yet
+    expect(await worker.drain({ tenantId: tenantA, gameId: 'g0' })).toEqual([]); // nor for drain: it skips only batching windows
     const outcomes: string[] = [];
     for (let i = 0; i < 10 && !outcomes.includes('dead'); i++) {
       now = new Date(now.getTime() + 15 * 60 * 1000);
@@ -110,6 +112,42 @@ describe('the job queue in PostgreSQL', () => {
     // A new trigger after the dead letter gets a fresh job.
     await enqueueAs(tenantA, 'g0', 'npc-fails');
     expect((await listJobs(db, { tenantId: tenantA })).filter((j) => j.npcId === 'npc-fails').map((j) => j.state).sort()).toEqual(['dead', 'queued']);
+  });
+
+  it('holds ingest-triggered consolidation for its batching window, folds later batches into it, and lets drain run it at once', async () => {
+    await game(tenantA, 'g-window');
+    const ingestHook = () =>
+      inScope(db, { tenantId: tenantA, gameId: 'g-window', role: 'runtime' }, (tx) => enqueueConsolidations(tx, tenantA, 'g-window', ['npc-w'], 'ingest', 60_000));
+    await ingestHook();
+    const [queued] = (await listJobs(db, { tenantId: tenantA })).filter((j) => j.gameId === 'g-window');
+    await ingestHook();
+    const jobs = (await listJobs(db, { tenantId: tenantA })).filter((j) => j.gameId === 'g-window');
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]!.runAt).toEqual(queued!.runAt); // a later batch does not push the job back
+    expect(jobs[0]!.runAt.getTime()).toBeGreaterThan(Date.now() + 50_000);
+    const ran: string[] = [];
+    const worker = new Worker(db, { handlers: { consolidate: async (job) => void ran.push(job.gameId) }, clock: () => new Date() });
+    expect(await worker.runOnce({ tenantId: tenantA, gameId: 'g-window' })).toEqual([]); // the background loop waits
+    expect((await worker.drain({ tenantId: tenantA, gameId: 'g-window' })).map((r) => r.outcome)).toEqual(['done']);
+    expect(ran).toEqual(['g-window']);
+  });
+
+  it('applies the configured batching window to what the memory service ingests', async () => {
+    const keys = await tempDir('queue-window-keys');
+    try {
+      const system = await assemble(db, { keyringDir: keys.dir, logger: false, lifecycle: { consolidationWindowMs: 45_000 } });
+      const scope = { tenantId: tenantA, gameId: 'g-ingest-window', role: 'runtime' as const };
+      const before = Date.now();
+      await system.service.ingest(scope, {
+        idempotencyKey: 'w1',
+        events: [{ gameId: 'g-ingest-window', roomId: 'hall', npcId: 'npc-w', participantId: 'part-w1', ts: 1_700_000_000, text: 'I like tea', targeted: true }],
+      });
+      const [job] = (await listJobs(db, { tenantId: tenantA })).filter((j) => j.gameId === 'g-ingest-window');
+      expect(job!.runAt.getTime()).toBeGreaterThanOrEqual(before + 40_000);
+      await system.app.close();
+    } finally {
+      await keys.remove();
+    }
   });
 
   it('hands the job of a worker that died mid-job to another once its lease runs out', async () => {
