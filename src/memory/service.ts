@@ -88,7 +88,6 @@ export class MemoryService {
     const requestHash = createHash('sha256').update(JSON.stringify(batch.events)).digest('hex');
     // Embed outside the transaction: it is the slow part and needs no locks.
     const vectors = await this.embedder.embed(batch.events.map((e) => e.text));
-    await this.keys.prepare(scope.tenantId, 'game', gameId);
     const attempt = () =>
       inScope(this.db, scope, async (tx) => {
         await ensureGame(tx, scope.tenantId, gameId);
@@ -136,9 +135,8 @@ export class MemoryService {
   }
 
   async writeFact(scope: Scope, input: FactInput): Promise<FactMemory> {
-    const target = factTarget(scope, input); // refuse a bad request before paying for its embedding
+    factTarget(scope, input); // refuse a bad request before paying for its embedding
     const [vector] = await this.embedder.embed([input.summary]);
-    await this.keys.prepare(scope.tenantId, target.spec.keyScope, keySubject(target));
     return inScope(this.db, scope, (tx) => this.writeFactIn(tx, scope, input, vector!));
   }
 

@@ -328,7 +328,6 @@ export class ContextAssembler {
       tokens: window.tokens,
     };
     const firstInRoom = workingRows![0] === undefined;
-    await this.service.keys.prepare(tenantId, 'game', gameId);
     // Working memory and the log are rebuilt from the engine's stream if lost: their commit need
     // not wait for the WAL flush (a crash can lose at most the last few milliseconds of them).
     await inScope(

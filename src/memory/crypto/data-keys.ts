@@ -28,16 +28,6 @@ export class DataKeys {
 
   constructor(private readonly keyring: Keyring) {}
 
-  /**
-   * Makes sure the subject's key-encryption key exists in the keyring, before the transaction
-   * that will call `forWrite`: creating it touches the file system, and a transaction should
-   * not hold its connection (PGlite's only one) while it waits for that. Free once cached.
-   */
-  async prepare(tenantId: string, kind: KeyScope, subject: string): Promise<void> {
-    if (this.bySubject.has(`${tenantId}\0${kind}\0${subject}`)) return;
-    await this.keyring.getOrCreate(kekRef(tenantId, kind, subject));
-  }
-
   /** The data key for a subject, created exactly once even when many first writes race. */
   async forWrite(tx: Sql, tenantId: string, kind: KeyScope, subject: string): Promise<DataKey> {
     const cacheKey = `${tenantId}\0${kind}\0${subject}`;

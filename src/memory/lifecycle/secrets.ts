@@ -21,7 +21,6 @@ export async function registerSecrets(
   gameId: string,
   secrets: readonly GameSecret[],
 ): Promise<{ gameId: string; registered: number }> {
-  await service.keys.prepare(tenantId, 'game', gameId);
   return inScope(service.db, { tenantId, gameId, role: 'runtime' }, async (tx) => {
     await ensureGame(tx, tenantId, gameId);
     const { rows } = await tx.query<{ ended: boolean }>(
