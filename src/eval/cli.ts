@@ -3,6 +3,7 @@
  * eval:scenarios` (seed 000), and `eval verify <result.json>`. See docs/eval/README.md.
  */
 import { Command, Option } from 'commander';
+import { parsePrices, type Prices } from './cost.js';
 import { loadDataset } from './dataset.js';
 import { gitRevision, environment, writeResultOnce, ResultExistsError } from './result-file.js';
 import { runSeed002, summarize, type RepetitionRecord } from './seed002.js';
@@ -34,8 +35,10 @@ targetOptions(
     .option('--repetitions <n>', 'repetitions, each with fresh identities (at least 3 for a valid run)', '3')
     .option('--reply-timeout-ms <ms>', 'longest wait for one NPC reply', '10000')
     .option('--output <file>', 'result JSON, written once (default: eval/results/seed-002-<time>.json)')
+    .option('--price-per-1k <input,output>', "the model's price per 1,000 input and output tokens, for cost per probe (recorded in the result)")
     .option('--enforce-targets', 'exit 1 on any miss, leak, identity confirmation or latency target miss'),
-).action(async (opts: { dataset: string; settleMs: string; repetitions: string; replyTimeoutMs: string; output?: string; enforceTargets?: boolean; engineUrl?: string; operatorToken?: string; databaseUrl?: string }) => {
+).action(async (opts: { dataset: string; settleMs: string; repetitions: string; replyTimeoutMs: string; output?: string; pricePer1k?: string; enforceTargets?: boolean; engineUrl?: string; operatorToken?: string; databaseUrl?: string }) => {
+  const prices = pricesOf(opts.pricePer1k);
   const settleMs = nonNegative('--settle-ms', opts.settleMs);
   const repetitions = nonNegative('--repetitions', opts.repetitions);
   if (repetitions < 1) fail('--repetitions must be at least 1 (the protocol asks for 3 or more)');
@@ -55,7 +58,7 @@ targetOptions(
   } finally {
     await target.close();
   }
-  const summary = summarize(records, dataset.targets);
+  const summary = summarize(records, dataset.targets, prices);
   const result = {
     schema: 'npc-memory/eval-seed002@1',
     startedAt,
@@ -72,6 +75,7 @@ targetOptions(
       engineUrl: target.kind === 'remote' ? target.engineUrl : 'in-process (ports 0)',
       backend: target.backend,
       latency: 'HTTP request that posts the line + wait for the NPC reply on the room stream',
+      pricesPer1k: prices ?? null,
     },
     models: target.models,
     environment: environment(),
@@ -94,8 +98,10 @@ targetOptions(
     .option('--no-ablations', 'skip the retrieval ablations')
     .option('--output <file>', 'result JSON, written once (default: eval/results/extended-<time>.json)')
     .option('--report <file>', 'markdown report', 'docs/eval/extended.md')
+    .option('--price-per-1k <input,output>', "the model's price per 1,000 input and output tokens, for cost per probe (recorded in the result)")
     .option('--enforce-targets', 'exit 1 when a target is missed'),
-).action(async (opts: { dataset: string; pairs?: string; settleMs: string; ablations: boolean; output?: string; report: string; enforceTargets?: boolean; engineUrl?: string; databaseUrl?: string }) => {
+).action(async (opts: { dataset: string; pairs?: string; settleMs: string; ablations: boolean; output?: string; report: string; pricePer1k?: string; enforceTargets?: boolean; engineUrl?: string; databaseUrl?: string }) => {
+  const prices = pricesOf(opts.pricePer1k);
   if (opts.engineUrl) fail('the extended experiment needs the memory service and its keys (erasure, ablations): run it in process');
   const { generateExtended } = await import('./extended/generate.js');
   const { runExtended } = await import('./extended/run.js');
@@ -121,7 +127,7 @@ targetOptions(
   } finally {
     await target.close();
   }
-  const summary = summarizeExtended(pairs, dataset);
+  const summary = summarizeExtended(pairs, dataset, prices);
   await writeResultOnce(output, {
     schema: 'npc-memory/eval-extended@1',
     startedAt,
@@ -129,7 +135,7 @@ targetOptions(
     revision,
     command: ['npm run eval:extended --', ...process.argv.slice(3)].join(' '),
     dataset: { file: opts.dataset, sha256: loaded.sha256, name: loaded.dataset.name, pairsUsed: dataset.pairs.length, regeneratesIdentically: reproducible, content: JSON.parse(loaded.text) as unknown },
-    configuration: { settleMs, ablations: opts.ablations ? ['full', 'transcript', 'episodic', 'social'] : [], backend: target.backend, bootstrap: { resamples: 2000, level: 0.95, seed: 1, unit: 'tenant pair' } },
+    configuration: { settleMs, pricesPer1k: prices ?? null, ablations: opts.ablations ? ['full', 'transcript', 'episodic', 'social'] : [], backend: target.backend, bootstrap: { resamples: 2000, level: 0.95, seed: 1, unit: 'tenant pair' } },
     models: target.models,
     environment: environment(),
     targets: dataset.targets,
@@ -176,11 +182,56 @@ program
   .description('re-score a seed-002 result file from its JSON alone and compare with its summary')
   .argument('<file>')
   .action(async (file: string) => {
-    const result = JSON.parse(await readFile(file, 'utf8')) as { summary: unknown; repetitions: RepetitionRecord[]; targets: Parameters<typeof summarize>[1] };
-    const again = summarize(result.repetitions, result.targets);
+    const result = JSON.parse(await readFile(file, 'utf8')) as {
+      summary: unknown;
+      repetitions: RepetitionRecord[];
+      targets: Parameters<typeof summarize>[1];
+      configuration?: { pricesPer1k?: Prices | null };
+    };
+    const again = summarize(result.repetitions, result.targets, result.configuration?.pricesPer1k ?? undefined);
     const same = JSON.stringify(again) === JSON.stringify(result.summary);
     console.log(same ? `${file}: the summary follows from the raw records` : `${file}: the summary does NOT follow from the raw records`);
     if (!same) process.exitCode = 1;
+  });
+
+program
+  .command('adjudication-sheet')
+  .description('semantic recall by blinded human judges, step 1: a shuffled sheet of replies (no tenant, probe kind or score) and its key')
+  .argument('<result>', 'an extended-experiment result file')
+  .option('--out <dir>', 'where to write sheet.csv (for the judges) and key.json (for the organiser only)', 'eval/adjudication')
+  .option('--seed <n>', 'shuffle seed', '1')
+  .action(async (file: string, opts: { out: string; seed: string }) => {
+    const { adjudicationSheet } = await import('./adjudication.js');
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const text = await readFile(file, 'utf8');
+    const result = JSON.parse(text) as { pairs?: Parameters<typeof adjudicationSheet>[0] };
+    if (!Array.isArray(result.pairs)) fail(`${file} is not an extended-experiment result (it has no "pairs")`);
+    const { csv, key } = adjudicationSheet(result.pairs, text, nonNegative('--seed', opts.seed));
+    await mkdir(opts.out, { recursive: true });
+    await writeFile(`${opts.out}/sheet.csv`, csv);
+    await writeFile(`${opts.out}/key.json`, `${JSON.stringify(key, null, 2)}\n`);
+    console.log(`${key.entries.length} items: give ${opts.out}/sheet.csv to each judge (fill "judgment" with yes, no or unsure); keep ${opts.out}/key.json from them`);
+  });
+
+program
+  .command('adjudication-score')
+  .description('semantic recall by blinded human judges, step 2: score the judged sheets against the key')
+  .argument('<result>', 'the result file the sheet was drawn from')
+  .argument('<key>', 'key.json')
+  .argument('<sheets...>', 'one judged sheet.csv per judge')
+  .action(async (file: string, keyFile: string, sheetFiles: string[]) => {
+    const { readSheet, scoreAdjudication, sha256 } = await import('./adjudication.js');
+    const key = JSON.parse(await readFile(keyFile, 'utf8')) as Parameters<typeof scoreAdjudication>[0];
+    if (key.resultSha256 !== sha256(await readFile(file, 'utf8'))) fail(`${keyFile} was not drawn from ${file} (sha256 differs)`);
+    const sheets = [];
+    for (const f of sheetFiles) {
+      try {
+        sheets.push(readSheet(await readFile(f, 'utf8')));
+      } catch (error) {
+        fail(`${f}: ${(error as Error).message}`);
+      }
+    }
+    console.log(JSON.stringify(scoreAdjudication(key, sheets), null, 2));
   });
 
 function report(summary: ReturnType<typeof summarize>, output: string) {
@@ -192,10 +243,20 @@ function report(summary: ReturnType<typeof summarize>, output: string) {
     ...summary.leaks.map((k) => `  LEAK rep ${k.repetition} ${k.tenant}/${k.probeId}: "${k.leaked}" (${k.owner}'s) in "${k.reply}"`),
     `identity confirmations: ${summary.identityConfirmations.length}`,
     `latency ms: mean ${l.meanMs}, median ${l.medianMs}, p95 ${l.p95Ms}, max ${l.maxMs}, <= ${l.thresholdMs} ms: ${(l.shareWithin * 100).toFixed(1)}%`,
+    `tokens per probe (${summary.cost.counted}): prompt ${summary.cost.meanPromptTokens}, completion ${summary.cost.meanCompletionTokens}${summary.cost.meanCostPerProbe === null ? '' : `; cost per probe ${summary.cost.meanCostPerProbe}`}`,
     `targets: ${Object.entries(summary.targets).map(([k, v]) => `${k} ${v ? 'met' : 'MISSED'}`).join(', ')}`,
     `result: ${output}`,
   ];
   console.log(lines.join('\n'));
+}
+
+function pricesOf(text: string | undefined): Prices | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parsePrices(text);
+  } catch (error) {
+    fail((error as Error).message);
+  }
 }
 
 function nonNegative(flag: string, value: string): number {

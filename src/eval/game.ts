@@ -1,4 +1,5 @@
 import { loadSampleGame } from '../engine/game-definition/validate.js';
+import type { TurnTokens } from './cost.js';
 import type { GameDefinition } from '../engine/game-definition/schema.js';
 import type { TurnTimings } from '../npc/metrics.js';
 
@@ -19,6 +20,8 @@ export interface OperatorTurn {
   lines: string[];
   guard: { rule: string; sentence: string }[];
   timings: TurnTimings;
+  /** Absent from turns recorded before token accounting. */
+  tokens?: TurnTokens;
 }
 
 /** The engine's operator route of NPC turns (needs the operator token). */

@@ -9,6 +9,7 @@
  * file can be re-scored from its JSON alone (`eval verify`).
  */
 import { randomBytes } from 'node:crypto';
+import { costOf, type CostSummary, type Prices, type TurnTokens } from './cost.js';
 import type { Dataset, Probe, Tenant } from './dataset.js';
 import { gameWith, npcTurns, type OperatorTurn } from './game.js';
 import { Player, type Exchange } from './player.js';
@@ -42,6 +43,8 @@ export interface ProbeRecord {
   identityConfirmation: string | null;
   /** The engine's stage timings of the turn that answered (operator route), when available. */
   stages?: OperatorTurn['timings'];
+  /** That turn's tokens (operator route), when available. */
+  tokens?: TurnTokens;
 }
 
 export interface SetupRecord {
@@ -83,6 +86,8 @@ export interface Summary {
   identityConfirmations: { repetition: number; tenant: string; sent: string; reply: string; phrase: string }[];
   noReply: number;
   latency: LatencySummary;
+  /** Tokens per probe and, given prices, cost per probe. */
+  cost: CostSummary;
   byDomain: Record<string, { probes: number; passed: number }>;
   targets: { recall: boolean; leaks: boolean; identity: boolean; maxLatency: boolean; p95Latency: boolean };
   ok: boolean;
@@ -160,6 +165,7 @@ export function probeRecord(repetition: number, tenant: string, pairedWith: stri
     score: scoreReply(exchange.reply ?? '', expectation),
     identityConfirmation: confirmation(exchange),
     ...(turn ? { stages: turn.timings } : {}),
+    ...(turn?.tokens ? { tokens: turn.tokens } : {}),
   };
 }
 
@@ -169,7 +175,7 @@ const confirmation = (exchange: Exchange) => (exchange.reply ? (identityConfirma
  * Every aggregate, from the raw records alone (re-scoring each reply, so a result file whose
  * replies were kept can be checked against its own summary).
  */
-export function summarize(repetitions: readonly RepetitionRecord[], targets: Dataset['targets'], thresholdMs = targets.maxLatencyMs): Summary {
+export function summarize(repetitions: readonly RepetitionRecord[], targets: Dataset['targets'], prices?: Prices, thresholdMs = targets.maxLatencyMs): Summary {
   const probes = repetitions.flatMap((r) => r.probes).map((p) => ({ ...p, score: scoreReply(p.reply ?? '', p.expectation) }));
   const leaks: Leak[] = probes.flatMap((p) =>
     p.score.leaked.map((leaked) => ({ repetition: p.repetition, tenant: p.tenant, probeId: p.probeId, question: p.question, reply: p.reply ?? '', leaked, owner: p.pairedWith || 'another tenant' })),
@@ -210,6 +216,7 @@ export function summarize(repetitions: readonly RepetitionRecord[], targets: Dat
     identityConfirmations: identity,
     noReply: probes.filter((p) => p.reply === null).length,
     latency,
+    cost: costOf(probes.map((p) => p.tokens), prices),
     byDomain,
     targets: met,
     ok: Object.values(met).every(Boolean),

@@ -78,7 +78,10 @@ export class OpenAIChatProvider implements ModelProvider {
     if (!response.ok) {
       throw new ModelError('MODEL_BAD_OUTPUT', `the model endpoint refused the request (${response.status}); check MODEL_NAME and the key`);
     }
-    const body = (await response.json().catch(() => null)) as { choices?: { message?: { content?: unknown } }[] } | null;
+    const body = (await response.json().catch(() => null)) as {
+      choices?: { message?: { content?: unknown } }[];
+      usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+    } | null;
     const content = body?.choices?.[0]?.message?.content;
     let parsed: unknown;
     try {
@@ -90,7 +93,9 @@ export class OpenAIChatProvider implements ModelProvider {
       throw new ModelError('MODEL_BAD_OUTPUT', 'the model did not answer with the reply schema ({ reply, actions })');
     }
     const shaped = parsed as ReplyShape;
-    return { text: shaped.reply, actions: shaped.actions };
+    const { prompt_tokens: prompt, completion_tokens: completion } = body?.usage ?? {};
+    const usage = typeof prompt === 'number' && typeof completion === 'number' ? { prompt, completion } : undefined;
+    return { text: shaped.reply, actions: shaped.actions, ...(usage ? { usage } : {}) };
   }
 }
 

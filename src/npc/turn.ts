@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
+import { countTokens } from 'gpt-tokenizer';
 import type { ContextWindow } from '../boundary/context.js';
 import type { ActionResult } from '../engine/types.js';
 import { guardReply, type GuardRule, type GuardSecret } from './guard.js';
 import type { TurnTimings } from './metrics.js';
-import type { ModelInput, ModelProvider, NpcIdentity, ProposedAction, TurnTrigger } from './types.js';
+import type { ModelInput, ModelProvider, NpcIdentity, NpcReply, ProposedAction, TokenUsage, TurnTrigger } from './types.js';
 
 /** What one NPC turn needs from the world around it; the engine provides these. */
 export interface TurnPorts {
@@ -25,6 +26,21 @@ export interface TurnReport {
   guard: { rule: GuardRule; sentence: string }[];
   retried: boolean;
   timings: TurnTimings;
+  /**
+   * The turn's cost in tokens, over both answers when there were two: as the model's endpoint
+   * billed them, or, when it reports none (the offline responder), estimated: the context
+   * window's own token count (every section, pinned persona and directives included) plus the
+   * message answered, and the JSON reply a model would return (gpt-tokenizer, o200k_base).
+   */
+  tokens: TokenUsage & { counted: 'model' | 'estimate' };
+}
+
+/** What a model would be billed for this exchange, estimated without tokenizing the whole prompt again. */
+function estimateUsage(input: ModelInput, reply: NpcReply): TokenUsage {
+  return {
+    prompt: input.window.tokens.total + countTokens(input.trigger.text) + countTokens(input.physicalFailure ?? ''),
+    completion: countTokens(JSON.stringify({ reply: reply.text, actions: reply.actions })),
+  };
 }
 
 /**
@@ -39,6 +55,7 @@ export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: Tur
   let guardMs = 0;
   const actions: TurnReport['actions'] = [];
   const interventions: TurnReport['guard'] = [];
+  const tokens: TurnReport['tokens'] = { prompt: 0, completion: 0, counted: 'model' };
 
   const attempt = async (physicalFailure?: string) => {
     const input: ModelInput = { npc, window, trigger, physicalFailure };
@@ -49,6 +66,10 @@ export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: Tur
     guardMs += performance.now() - t1;
     modelMs += t1 - t0;
     interventions.push(...verdict.interventions);
+    const usage = reply.usage ?? estimateUsage(input, reply);
+    tokens.prompt += usage.prompt;
+    tokens.completion += usage.completion;
+    if (!reply.usage) tokens.counted = 'estimate';
     return { text: verdict.text, actions: reply.actions };
   };
 
@@ -85,6 +106,7 @@ export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: Tur
       guardMs: round(guardMs),
       totalLatencyMs: round(total),
     },
+    tokens,
   };
 }
 

@@ -37,6 +37,13 @@ export interface ModelInput {
 export interface NpcReply {
   text: string;
   actions: ProposedAction[];
+  /** Tokens the model billed for this reply, when its endpoint reports them. */
+  usage?: TokenUsage;
+}
+
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
 }
 
 export interface ModelProvider {

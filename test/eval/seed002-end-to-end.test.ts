@@ -31,6 +31,10 @@ describe(`the seed-002 runner end to end (${backend})`, () => {
     const passed = (id: string) => records[0]!.probes.find((p) => p.probeId === id)!.score.pass;
     for (const id of ['ana-color', 'ana-allergy', 'ana-employer', 'bruno-color', 'bruno-allergy', 'bruno-employer']) expect(passed(id), id).toBe(true);
     expect(summary.byDomain.allergy).toEqual({ probes: 2, passed: 2 });
+    // Every probe carries the tokens of the turn that answered it (offline responder: estimated).
+    expect(summary.cost).toMatchObject({ probes: 6, counted: 'estimate', meanCostPerProbe: null });
+    expect(summary.cost.meanPromptTokens).toBeGreaterThan(summary.cost.meanCompletionTokens);
+    expect(summarize(records, dataset.targets, { input: 1, output: 2 }).cost.meanCostPerProbe).toBeGreaterThan(0);
     expect(records[0]!.probes.every((p) => p.stages && p.stages.totalLatencyMs > 0)).toBe(true);
 
     const dir = await tempDir('eval-e2e');

@@ -54,6 +54,8 @@ export async function startFakeChat(answer: FakeChat['answer'] = () => ({ candid
         object: 'chat.completion',
         model: body.model,
         choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+        // A stand-in count (characters), as a real endpoint reports its billed tokens.
+        usage: { prompt_tokens: JSON.stringify(body.messages ?? []).length, completion_tokens: content.length },
       });
     });
   });

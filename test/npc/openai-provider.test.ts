@@ -23,10 +23,15 @@ describe('the OpenAI-compatible chat provider', () => {
   });
   afterAll(() => fake?.close());
 
-  it('sends persona, directives, memory and state with a JSON schema, and returns the reply and actions', async () => {
+  it('sends persona, directives, memory and state with a JSON schema, and returns the reply, actions and billed tokens', async () => {
     const provider = new OpenAIChatProvider({ baseUrl: fake.baseUrl, model: 'npc-model', apiKey: 'sk-test' });
-    expect(await provider.reply(input)).toEqual({ text: 'Very well.', actions: [{ type: 'move', direction: 'west' }] });
+    const reply = await provider.reply(input);
     const request = fake.requests.at(-1)!;
+    expect(reply).toEqual({
+      text: 'Very well.',
+      actions: [{ type: 'move', direction: 'west' }],
+      usage: { prompt: JSON.stringify(request.body.messages).length, completion: JSON.stringify({ reply: 'Very well.', actions: [{ type: 'move', direction: 'west' }] }).length },
+    });
     expect(request.headers.authorization).toBe('Bearer sk-test');
     expect(request.body.model).toBe('npc-model');
     expect(request.body.response_format?.type).toBe('json_schema');

@@ -56,4 +56,17 @@ describe('one NPC turn through the engine and the memory service', () => {
     expect(Object.keys(report.timings)).toEqual(['memoryRetrievalMs', 'contextBuildMs', 'modelLatencyMs', 'guardMs', 'totalLatencyMs']);
     expect(report.timings.totalLatencyMs).toBeGreaterThan(0);
   });
+
+  it('reports the tokens of a turn: as the model billed them, or estimated when it reports none', async () => {
+    const { player, ports } = await setup();
+    const trigger = { participantId: player, anonymous: false, text: 'Mara, what is this place?', targeted: true };
+    const window = await ports.context();
+    const offline = await runTurn({ npcId: MARA, firstName: 'Mara' }, trigger, { ...ports, context: async () => window }, new OfflineResponder());
+    expect(offline.tokens.counted).toBe('estimate');
+    expect(offline.tokens.prompt).toBeGreaterThan(window.tokens.total);
+    expect(offline.tokens.completion).toBeGreaterThan(0);
+    const billed: ModelProvider = { id: 'billed', reply: async () => ({ text: 'A library.', actions: [], usage: { prompt: 1234, completion: 7 } }) };
+    const report = await runTurn({ npcId: MARA, firstName: 'Mara' }, trigger, ports, billed);
+    expect(report.tokens).toEqual({ prompt: 1234, completion: 7, counted: 'model' });
+  });
 });

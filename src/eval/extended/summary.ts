@@ -3,6 +3,7 @@ import type { Dataset } from '../dataset.js';
 import { identityConfirmation, normalize } from '../scoring.js';
 import { bootstrap, summarizeLatency, type Interval, type LatencySummary } from '../stats.js';
 import type { PairRecord } from './run.js';
+import { costOf, type CostSummary, type Prices } from '../cost.js';
 
 export interface ExtendedSummary {
   /** Main path (engine -> memory -> responder): pass rate per probe kind, CI over tenant pairs. */
@@ -22,11 +23,13 @@ export interface ExtendedSummary {
     stages: Record<string, { meanMs: number; medianMs: number; p95Ms: number }>;
     contextEndpoint: Record<'retrieve' | 'build', { meanMs: number; medianMs: number; p95Ms: number }>;
   };
+  /** Main path: tokens per probe and, given prices, cost per probe. */
+  cost: CostSummary;
   targets: { exactRecall: boolean; leaks: boolean; identity: boolean; p95Latency: boolean; deletion: boolean };
   ok: boolean;
 }
 
-export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Dataset, 'tenants' | 'targets'>): ExtendedSummary {
+export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Dataset, 'tenants' | 'targets'>, prices?: Prices): ExtendedSummary {
   const setupOf = new Map(dataset.tenants.map((t) => [t.alias, normalize(t.setup.join(' '))]));
   const owner = (leaked: string, tenant: string, paired: string) => (setupOf.get(paired)?.includes(normalize(leaked)) ? 'foreign' : setupOf.get(tenant)?.includes(normalize(leaked)) ? 'own' : 'unknown');
   const probes = pairs.flatMap((p) => p.probes);
@@ -125,6 +128,7 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
       stages,
       contextEndpoint: { retrieve: stage(contexts.map((c) => c.timingsMs.retrieve)), build: stage(contexts.map((c) => c.timingsMs.build)) },
     },
+    cost: costOf(probes.map((p) => p.tokens), prices),
     targets,
     ok: Object.values(targets).every(Boolean),
   };
@@ -185,8 +189,19 @@ ${Object.entries(st).map(([k, v]) => `| ${k} | ${v.meanMs} | ${v.medianMs} | ${v
 | context endpoint: retrieve (timingsMs) | ${summary.latency.contextEndpoint.retrieve.meanMs} | ${summary.latency.contextEndpoint.retrieve.medianMs} | ${summary.latency.contextEndpoint.retrieve.p95Ms} |
 | context endpoint: build (timingsMs) | ${summary.latency.contextEndpoint.build.meanMs} | ${summary.latency.contextEndpoint.build.medianMs} | ${summary.latency.contextEndpoint.build.p95Ms} |
 
+## Cost per probe
+
+${costLine(summary.cost)}
+
 ## Targets
 
 ${Object.entries(summary.targets).map(([k, v]) => `- ${k}: ${v ? 'met' : '**missed**'}`).join('\n')}
 `;
+}
+
+function costLine(c: CostSummary): string {
+  if (c.probes === 0) return 'No turn reported tokens.';
+  const how = c.counted === 'model' ? "as billed by the model's endpoint" : c.counted === 'estimate' ? 'estimated (offline responder: context window tokens + message; the JSON reply)' : 'partly billed, partly estimated';
+  const money = c.meanCostPerProbe === null ? 'No prices given (`--price-per-1k input,output`), so no money figure.' : `At ${c.pricesPer1k!.input} / ${c.pricesPer1k!.output} per 1,000 input / output tokens: **${c.meanCostPerProbe} per probe**.`;
+  return `Mean over ${c.probes} probes, ${how}: ${c.meanPromptTokens} prompt tokens and ${c.meanCompletionTokens} completion tokens per probe. ${money}`;
 }
