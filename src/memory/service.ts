@@ -211,16 +211,18 @@ export class MemoryService {
     if (statements.length === 0) return [];
     // One round trip for the scope and every tier's query; keys come from the cache.
     const results = await readInScope(this.db, scope, statements.map((s) => s.statement));
-    const rows = results.flatMap((tierRows, i) =>
-      tierRows.map((row) => ({ tier: statements[i]!.tier, row: row as unknown as (EpisodeRow | FactRow) & { distance: number } })),
-    );
-    const keys = await this.keysForRows(scope, rows.map((r) => r.row));
+    const keys = await this.keysForRows(scope, results.flat() as unknown as { key_id: string }[]);
     const out: ScoredMemory[] = [];
-    for (const { tier, row } of rows) {
-      const m = tier === 'episodic' ? this.toEpisode(keys, scope.tenantId, row as EpisodeRow) : this.toFact(keys, tier, scope.tenantId, row as FactRow);
-      if (m) out.push({ ...m, distance: Number(row.distance) });
+    for (const [i, tierRows] of results.entries()) {
+      const tier = statements[i]!.tier;
+      for (const r of tierRows) {
+        const row = r as unknown as (EpisodeRow | FactRow) & { distance: number };
+        const m = tier === 'episodic' ? this.toEpisode(keys, scope.tenantId, row as EpisodeRow) : this.toFact(keys, tier, scope.tenantId, row as FactRow);
+        if (m) out.push(Object.assign(m, { distance: Number(row.distance) }));
+      }
     }
-    return out.sort((a, b) => a.distance - b.distance).slice(0, query.k);
+    // Each tier's rows come nearest first; several tiers are merged.
+    return results.length === 1 ? out : out.sort((a, b) => a.distance - b.distance).slice(0, query.k);
   }
 
   async updateFact(scope: Scope, id: string, patch: facts.FactPatch): Promise<FactMemory> {
@@ -260,8 +262,8 @@ export class MemoryService {
    */
   async keysForRows(scope: Scope, rows: readonly { key_id: string }[]): Promise<Map<string, Uint8Array>> {
     const ids = rows.map((r) => r.key_id);
+    if (ids.every((id) => this.keys.cached(id))) return this.keys.pick(ids);
     const cold = [...new Set(ids)].filter((id) => !this.keys.cached(id));
-    if (cold.length === 0) return this.keys.pick(ids);
     const [records] = await readInScope(this.db, scope, [this.keys.recordsStatement(scope.tenantId, cold)]);
     return this.keys.pick(ids, await this.keys.absorb(records!));
   }
