@@ -1,10 +1,11 @@
 /**
- * Consolidation of one NPC's episodes in one game: decrypt the episodes not consolidated yet,
- * extract candidates, plan (firewall, poisoning guard, scoring, tiers), then in the same
- * transaction write the facts (superseding older facts with the same key, linking the source
- * episodes), log anomalies, apply forgetting, update the session summary, and mark the episodes
- * consolidated. One batch is one transaction: a worker killed mid-job leaves no half-written
- * fact, and the retried job starts from the first episode not marked.
+ * Consolidation of one NPC's episodes in one game: read and decrypt the episodes not consolidated
+ * yet, extract candidates with no transaction open (a model may take seconds, and PGlite has one
+ * connection), then in one transaction: check that no other consolidator took those episodes
+ * meanwhile, plan (firewall, poisoning guard, scoring, tiers), write the facts (superseding older
+ * facts with the same key, linking the source episodes), log anomalies, apply forgetting, update
+ * the session summary, and mark the episodes consolidated. A worker killed mid-job leaves no
+ * half-written fact, and the retried job starts from the first episode not marked.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -13,7 +14,7 @@ import type { Tx } from '../db/types.js';
 import { inScope, type Scope } from '../scope.js';
 import { rowAad, type MemoryService } from '../service.js';
 import { latestProcedural } from '../store/procedural.js';
-import type { FactRow } from '../store/rows.js';
+import type { EpisodeRow, FactRow } from '../store/rows.js';
 import type { FactTier } from '../types.js';
 import { loadSecrets } from '../lifecycle/secrets.js';
 import type { Clock } from '../lifecycle/roles.js';
@@ -43,6 +44,9 @@ export interface ConsolidatorOptions {
   logger?: Logger;
 }
 
+/** What one consolidation covers: one NPC's episodes in one game. */
+type Target = { tenantId: string; gameId: string; npcId: string };
+
 /** Confidence never grows past this by repetition; a claim never past 0.3. */
 const REINFORCE_CAP = 0.95;
 const CLAIM_CAP = 0.3;
@@ -63,47 +67,33 @@ export class Consolidator {
   }
 
   /** Consolidates every pending episode of (tenant, game, npc), one batch per transaction. */
-  async consolidate(target: { tenantId: string; gameId: string; npcId: string }): Promise<ConsolidationReport> {
+  async consolidate(target: Target): Promise<ConsolidationReport> {
     const total = emptyReport();
     for (;;) {
       const report = await this.batch(target);
+      if (report === 'taken') continue; // another consolidator wrote those episodes first: read again
       merge(total, report);
       if (report.episodes < this.batchSize) return total;
     }
   }
 
-  private async batch({ tenantId, gameId, npcId }: { tenantId: string; gameId: string; npcId: string }): Promise<ConsolidationReport> {
+  private async batch(target: Target): Promise<ConsolidationReport | 'taken'> {
+    const { tenantId, gameId, npcId } = target;
     const report = emptyReport();
     const base: Scope = { tenantId, gameId, npcId, role: 'runtime' };
+    const { rows, episodes } = await inScope(this.service.db, base, async (tx) => {
+      const rows = await store.unconsolidatedEpisodes(tx, tenantId, gameId, npcId, this.batchSize);
+      return { rows, episodes: rows.length ? this.decrypt(await this.service.keysFor(tx, tenantId, rows), target, rows) : [] };
+    });
+    if (rows.length === 0) return report;
+    const candidates = await this.extract(episodes);
     return inScope(this.service.db, base, async (tx) => {
       // One consolidator per (tenant, game, npc) at a time, whichever worker runs it.
       await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`memory.consolidate:${tenantId}:${gameId}:${npcId}`]);
-      const rows = await store.unconsolidatedEpisodes(tx, tenantId, gameId, npcId, this.batchSize);
-      if (rows.length === 0) return report;
-      const keys = await this.service.keysFor(tx, tenantId, rows);
-      const episodes: EpisodeInput[] = [];
-      for (const row of rows) {
-        const key = keys.get(row.key_id);
-        const aad = rowAad('episodic', tenantId, gameId, npcId, row.participant_id ?? undefined, row.id);
-        const plain = key && this.service.unseal(key, row.ciphertext, aad, row.id);
-        if (!plain) continue; // shredded or damaged: nothing to learn from it
-        episodes.push({
-          id: row.id,
-          gameId,
-          npcId,
-          roomId: row.room_id,
-          participantId: row.participant_id,
-          anonymous: row.anonymous ?? false,
-          kind: row.kind ?? 'utterance',
-          ts: Number(row.ts),
-          targeted: row.targeted,
-          text: plain.toString('utf8'),
-        });
-      }
+      if (await store.anyConsolidated(tx, tenantId, gameId, npcId, rows.map((r) => r.id))) return 'taken';
       report.episodes = rows.length;
       const secrets = await loadSecrets(tx, this.service, tenantId, gameId);
       const core = (await latestProcedural(tx, tenantId, npcId))?.core ?? {};
-      const candidates = await this.extract(episodes);
       const planned = plan(candidates, { episodes, secrets, core });
       report.dropped = planned.dropped;
 
@@ -119,6 +109,30 @@ export class Consolidator {
       this.options.logger?.debug({ tenantId, gameId, npcId, ...report }, 'consolidated');
       return report;
     });
+  }
+
+  /** The episodes' text; a shredded or damaged row is left out (there is nothing to learn from it). */
+  private decrypt(keys: Map<string, Uint8Array>, { tenantId, gameId, npcId }: Target, rows: readonly EpisodeRow[]): EpisodeInput[] {
+    const episodes: EpisodeInput[] = [];
+    for (const row of rows) {
+      const key = keys.get(row.key_id);
+      const aad = rowAad('episodic', tenantId, gameId, npcId, row.participant_id ?? undefined, row.id);
+      const plain = key && this.service.unseal(key, row.ciphertext, aad, row.id);
+      if (!plain) continue;
+      episodes.push({
+        id: row.id,
+        gameId,
+        npcId,
+        roomId: row.room_id,
+        participantId: row.participant_id,
+        anonymous: row.anonymous ?? false,
+        kind: row.kind ?? 'utterance',
+        ts: Number(row.ts),
+        targeted: row.targeted,
+        text: plain.toString('utf8'),
+      });
+    }
+    return episodes;
   }
 
   /** The configured extractor; an LLM's output is joined by the rules' guard inputs, so a secret or a poisoning attempt the model overlooked is still caught. */

@@ -20,6 +20,16 @@ export async function unconsolidatedEpisodes(tx: Sql, tenantId: string, gameId: 
   return rows;
 }
 
+/** Whether any of these episodes has been consolidated already (by another consolidator). */
+export async function anyConsolidated(tx: Sql, tenantId: string, gameId: string, npcId: string, ids: readonly string[]): Promise<boolean> {
+  const { rows } = await tx.query(
+    `SELECT 1 FROM memory.consolidated_episodes
+      WHERE tenant_id = $1 AND game_id = $2 AND npc_id = $3 AND episode_id = ANY ($4::uuid[]) LIMIT 1`,
+    [tenantId, gameId, npcId, ids],
+  );
+  return rows.length > 0;
+}
+
 export async function markConsolidated(tx: Sql, tenantId: string, gameId: string, npcId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await tx.query(

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { factsOf, harness, type Harness } from '../lifecycle/support.js';
+import { Consolidator } from '../../../src/memory/consolidation/consolidator.js';
+import { RuleExtractor } from '../../../src/memory/consolidation/extract/rules.js';
+import type { EpisodeInput, Extractor } from '../../../src/memory/consolidation/extract/types.js';
 
 const P = 'part-crash0001';
 
@@ -45,5 +48,73 @@ describe('crash safety of consolidation', () => {
     expect(retried.map((r) => [r.outcome, r.job.lastError])).toEqual([['done', expect.stringMatching(/^KILLED/)]]);
     const social = await factsOf(h, 'crashy', [P], 'social');
     expect(social.map((m) => m.fact.value).sort()).toEqual(['Alex', 'climbing', 'dislikes spiders']);
+  });
+});
+
+/** The rule extractor behind a gate the test opens: a model that takes its time. */
+class SlowExtractor implements Extractor {
+  readonly id = 'slow-rules';
+  private readonly rules = new RuleExtractor();
+  started!: Promise<void>;
+  private markStarted!: () => void;
+  release!: () => void;
+  private readonly gate: Promise<void>;
+  constructor() {
+    this.started = new Promise((resolve) => (this.markStarted = resolve));
+    this.gate = new Promise((resolve) => (this.release = resolve));
+  }
+  async extract(episodes: readonly EpisodeInput[]) {
+    this.markStarted();
+    await this.gate;
+    return this.rules.extract(episodes);
+  }
+}
+
+describe('consolidation while a slow extractor runs', () => {
+  let database: TestDatabase;
+  let h: Harness;
+  const Q = 'part-slow00001';
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    h = await harness(database.db);
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+    await database?.drop();
+  });
+
+  it('holds no transaction while extracting: requests go on and the consolidation lock is free', async () => {
+    await h.ingest('slow', [{ participantId: Q, text: "I'm Robin" }, { participantId: Q, text: 'I love sailing' }]);
+    const slow = new SlowExtractor();
+    const consolidating = new Consolidator(h.system.service, { extractor: slow }).consolidate({ tenantId: h.tenantId, gameId: 'slow', npcId: 'npc-mara' });
+    await slow.started;
+    // On PGlite (one connection) a transaction held across the extraction would stall these.
+    const scope = { tenantId: h.tenantId, gameId: 'slow', npcId: 'npc-mara', participantIds: [Q], role: 'runtime' as const };
+    const found = await Promise.race([h.system.service.search(scope, { text: 'sailing', k: 5 }), new Promise((r) => setTimeout(r, 5000, 'stalled'))]);
+    expect(found).not.toBe('stalled');
+    const free = await database.db.transaction(async (tx) =>
+      (await tx.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS free', [`memory.consolidate:${h.tenantId}:slow:npc-mara`])).rows[0]!.free,
+    );
+    expect(free).toBe(true);
+    slow.release();
+    expect((await consolidating).written.social).toBe(2);
+    expect((await factsOf(h, 'slow', [Q], 'social')).map((m) => m.fact.value).sort()).toEqual(['Robin', 'sailing']);
+  });
+
+  it('writes nothing twice when another consolidator took the same episodes during the extraction', async () => {
+    const R = 'part-race0001';
+    await h.ingest('race', [{ participantId: R, text: "I'm Kit" }, { participantId: R, text: 'I hate thunder' }]);
+    const slow = new SlowExtractor();
+    const target = { tenantId: h.tenantId, gameId: 'race', npcId: 'npc-mara' };
+    const late = new Consolidator(h.system.service, { extractor: slow }).consolidate(target);
+    await slow.started;
+    const first = await new Consolidator(h.system.service).consolidate(target);
+    expect(first.written.social).toBe(2);
+    slow.release(); // the late one finds its episodes taken, reads again, and finds nothing left
+    const second = await late;
+    expect(second.episodes).toBe(0);
+    const social = await factsOf(h, 'race', [R], 'social');
+    expect(social.map((m) => m.fact.value).sort()).toEqual(['Kit', 'dislikes thunder']);
   });
 });
