@@ -7,18 +7,19 @@ import type { EpisodeInput, Extractor } from '../../../src/memory/consolidation/
 
 const P = 'part-crash0001';
 
-describe('crash safety of consolidation', () => {
-  let database: TestDatabase;
-  let h: Harness;
+// One database and memory system for the file; each test uses its own games and participants.
+let database: TestDatabase;
+let h: Harness;
+beforeAll(async () => {
+  database = await openTestDatabase();
+  h = await harness(database.db);
+});
+afterAll(async () => {
+  await h?.cleanup();
+  await database?.drop();
+});
 
-  beforeAll(async () => {
-    database = await openTestDatabase();
-    h = await harness(database.db);
-  });
-  afterAll(async () => {
-    await h?.cleanup();
-    await database?.drop();
-  });
+describe('crash safety of consolidation', () => {
 
   it('writes no fact of a batch that fails half-way, marks none of its episodes, and the retried job writes each fact once', async () => {
     await h.ingest('crashy', [
@@ -71,18 +72,7 @@ class SlowExtractor implements Extractor {
 }
 
 describe('consolidation while a slow extractor runs', () => {
-  let database: TestDatabase;
-  let h: Harness;
   const Q = 'part-slow00001';
-
-  beforeAll(async () => {
-    database = await openTestDatabase();
-    h = await harness(database.db);
-  });
-  afterAll(async () => {
-    await h?.cleanup();
-    await database?.drop();
-  });
 
   it('holds no transaction while extracting: requests go on and the consolidation lock is free', async () => {
     await h.ingest('slow', [{ participantId: Q, text: "I'm Robin" }, { participantId: Q, text: 'I love sailing' }]);
