@@ -156,12 +156,16 @@ async function benchBackend(which: string): Promise<Row[]> {
         scoped.push(performance.now() - t);
         if (found.length !== 10) throw new Error(`scoped search returned ${found.length} rows, expected 10`);
       };
+      // The very statement the scoped path runs, with the probe's query embedded (as both floors do).
+      const statementFor = async (p: (typeof probes)[number]) => {
+        const [vector] = await system.embedder.embed([p.text]);
+        return searchEpisodesStatement({ tenantId, gameId: p.game, npcId: p.npc, role: 'runtime' }, toVectorLiteral(vector!), 10)!;
+      };
       const rawSearch = async (p: (typeof probes)[number]) => {
         const t = performance.now();
-        const [vector] = await system.embedder.embed([p.text]);
-        // The very statement the scoped path runs, prepared the same way (under its own name, so
-        // the two roles never share a plan) and run as the owner in one round trip.
-        const statement = searchEpisodesStatement({ tenantId, gameId: p.game, npcId: p.npc, role: 'runtime' }, toVectorLiteral(vector!), 10)!;
+        const statement = await statementFor(p);
+        // Prepared the same way (under its own name, so the two roles never share a plan) and run
+        // as the owner in one round trip.
         const floor = prepared(`/* raw floor */ ${statement.text}`, statement.params);
         const [rows] = await db.batch(floor.execute, [floor.statement]);
         raw.push(performance.now() - t);
@@ -169,8 +173,7 @@ async function benchBackend(which: string): Promise<Row[]> {
       };
       const plainSearch = async (p: (typeof probes)[number]) => {
         const t = performance.now();
-        const [vector] = await system.embedder.embed([p.text]);
-        const statement = searchEpisodesStatement({ tenantId, gameId: p.game, npcId: p.npc, role: 'runtime' }, toVectorLiteral(vector!), 10)!;
+        const statement = await statementFor(p);
         const { rows } = await db.query(statement.text, statement.params);
         plain.push(performance.now() - t);
         if (rows.length !== 10) throw new Error('unprepared raw search returned too few rows');

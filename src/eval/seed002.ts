@@ -223,7 +223,8 @@ export function summarize(repetitions: readonly RepetitionRecord[], targets: Dat
   };
 }
 
-function interleave(a: Tenant, b: Tenant): { alias: string; text: string }[] {
+/** The two tenants' setup lines, alternating, as they are said in the shared game. */
+export function interleave(a: Tenant, b: Tenant): { alias: string; text: string }[] {
   const out: { alias: string; text: string }[] = [];
   for (let i = 0; i < Math.max(a.setup.length, b.setup.length); i++) {
     if (i < a.setup.length) out.push({ alias: a.alias, text: a.setup[i]! });

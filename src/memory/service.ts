@@ -152,7 +152,8 @@ export class MemoryService {
       if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
         throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope', 404);
       }
-      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, keySubject({ npcId, spec, gameId, participantId }));
+      const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
+      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
       const id = randomUUID();
       const body = JSON.stringify({ value: input.value, summary: input.summary });
       const row = await facts.insertFact(tx, input.tier, {
@@ -374,12 +375,6 @@ export function rowAad(
   id: string,
 ): string {
   return [tier, tenantId, gameId ?? '', npcId, participantId ?? '', id].join('\0');
-}
-
-/** Whose data key seals a fact: its game's, its participant's or its NPC's. */
-function keySubject(target: ReturnType<typeof factTarget>): string {
-  const { spec, gameId, participantId, npcId } = target;
-  return spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
 }
 
 /** Where a fact goes, checked against the scope. */

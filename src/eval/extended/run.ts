@@ -13,7 +13,7 @@ import type { Dataset, Probe, Tenant } from '../dataset.js';
 import { gameWith, npcTurns } from '../game.js';
 import { Player } from '../player.js';
 import { scoreReply, type Score } from '../scoring.js';
-import { chunks, probeRecord, type ProbeRecord, type SetupRecord } from '../seed002.js';
+import { chunks, interleave, probeRecord, type ProbeRecord, type SetupRecord } from '../seed002.js';
 import type { EvalTarget } from '../target.js';
 import { ABLATIONS, ablate, type Ablation } from './ablations.js';
 
@@ -218,13 +218,4 @@ function tokensOf(sections: Record<string, number>, config: Ablation): number {
   return Object.entries(sections)
     .filter(([k]) => !keep || keep.includes(k))
     .reduce((n, [, v]) => n + v, 0);
-}
-
-function interleave(a: Tenant, b: Tenant): { alias: string; text: string }[] {
-  const out: { alias: string; text: string }[] = [];
-  for (let i = 0; i < Math.max(a.setup.length, b.setup.length); i++) {
-    if (i < a.setup.length) out.push({ alias: a.alias, text: a.setup[i]! });
-    if (i < b.setup.length) out.push({ alias: b.alias, text: b.setup[i]! });
-  }
-  return out;
 }

@@ -3,19 +3,8 @@
 // its ordered stream. State lives in sessionStorage, so a reload resumes the same game.
 import { api, ApiError, openStream } from './api.js';
 import { startVoice } from './voice.js';
+import { $, el } from './dom.js';
 
-const $ = (selector, root = document) => root.querySelector(selector);
-const el = (tag, props = {}, ...children) => {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === 'class') node.className = v;
-    else if (k === 'dataset') Object.assign(node.dataset, v);
-    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else if (v !== undefined && v !== null && v !== false) node.setAttribute(k, v === true ? '' : v);
-  }
-  for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child);
-  return node;
-};
 
 const saved = JSON.parse(sessionStorage.getItem('escape-room') ?? '{}');
 const state = {

@@ -3,18 +3,8 @@
 // verification, clone dry-run manifests and lineage. Every call goes to /inspector/api with the
 // operator's admin key (kept in sessionStorage of this tab only). No memory or player text is shown.
 
-const $ = (selector) => document.querySelector(selector);
-const el = (tag, props = {}, ...children) => {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === 'class') node.className = v;
-    else if (k === 'dataset') Object.assign(node.dataset, v);
-    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else if (v !== undefined && v !== null && v !== false) node.setAttribute(k, v === true ? '' : v);
-  }
-  for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child);
-  return node;
-};
+import { $, el } from '/dom.js';
+
 const table = (headers, rows, rowProps = () => ({})) =>
   el(
     'div',
