@@ -57,6 +57,14 @@ const BASE_IMPORTANCE: Record<CandidateKind, number> = {
   relationship: 0.75,
   promise: 0.8,
   event: 0.7,
+  home: 0.8,
+  origin: 0.75,
+  pet: 0.75,
+  family: 0.75,
+  health: 0.85,
+  fear: 0.65,
+  trip: 0.65,
+  personal: 0.55,
   world_fact: 0.5,
   game: 0.85,
   npc_claim: 0,
@@ -65,7 +73,7 @@ const BASE_IMPORTANCE: Record<CandidateKind, number> = {
 };
 
 /** Kinds that may also live on as an anonymous fragment ("someone told me about ..."). */
-const FRAGMENT_KINDS = new Set<CandidateKind>(['hobby', 'event', 'preference', 'dislike']);
+const FRAGMENT_KINDS = new Set<CandidateKind>(['hobby', 'event', 'preference', 'dislike', 'trip', 'personal', 'fear']);
 
 /** Seed 003's scoring: what kind of fact, was it addressed to the NPC, how specific it is. */
 export function importanceOf(candidate: Candidate, episode: EpisodeInput | undefined): number {

@@ -22,7 +22,9 @@ export interface EpisodeInput {
 
 /**
  * - speaker facts: name, occupation, claim (an unverifiable grand claim: "I'm the emperor"),
- *   hobby, preference, dislike, relationship, promise, event;
+ *   hobby, preference, dislike, relationship, promise, event; and the open-domain slots: home
+ *   (where the speaker lives now), origin (where they come from), pet, family, health (allergies
+ *   and conditions), fear, trip, and personal (any other self-disclosure, with an open key);
  * - world_fact: a non-private fact about the world (lore);
  * - game: codes, hiding places, solutions, puzzle progress (always a clue);
  * - npc_claim / world_rule_claim / persona_rewrite: attempts to tell the NPC who it is, whom it
@@ -38,6 +40,14 @@ export const CANDIDATE_KINDS = [
   'relationship',
   'promise',
   'event',
+  'home',
+  'origin',
+  'pet',
+  'family',
+  'health',
+  'fear',
+  'trip',
+  'personal',
   'world_fact',
   'game',
   'npc_claim',
@@ -46,14 +56,52 @@ export const CANDIDATE_KINDS = [
 ] as const;
 export type CandidateKind = (typeof CANDIDATE_KINDS)[number];
 
+/**
+ * What a candidate does to memory. `add`: a new fact (or a reinforcement of the same value);
+ * `update`: the speaker corrects or replaces the value of a slot ("we've just moved, to Geneva",
+ * "actually ...", "not any more"): the slot's old value is superseded even when the new key is
+ * only a prefix match; `forget`: the speaker asks the NPC to forget something ("forget what I said
+ * about my husband", "scrap that"): the speaker's facts matching `key` (a slot or slot prefix) or,
+ * when `key` is empty, matching `value` by meaning, are invalidated.
+ */
+export const CANDIDATE_OPS = ['add', 'update', 'forget'] as const;
+export type CandidateOp = (typeof CANDIDATE_OPS)[number];
+
+/**
+ * The recognized slots of a participant's social facts. A fact whose slot is recognized gets one
+ * of these keys (a `.<slug>` suffix for slots that hold several values: pets, relatives, likes);
+ * anything else gets `speaker.fact.<slug>`. Single-valued slots are superseded by a new value.
+ */
+export const SLOTS = {
+  name: 'speaker.name',
+  occupation: 'speaker.occupation',
+  home: 'speaker.home',
+  origin: 'speaker.origin',
+  pet: 'speaker.pet',
+  family: 'speaker.family',
+  health: 'speaker.health',
+  allergy: 'speaker.allergy',
+  likes: 'speaker.likes',
+  dislikes: 'speaker.dislikes',
+  fear: 'speaker.fear',
+  trip: 'speaker.trip',
+  hobby: 'speaker.hobby',
+  open: 'speaker.fact',
+} as const;
+
 export interface Candidate {
   episodeId: string;
   participantId: string | null;
   kind: CandidateKind;
+  /** What it does to memory. (Default: 'add') */
+  op?: CandidateOp;
   /** The slot: later facts with the same key supersede earlier ones ("speaker.carries"). */
   key: string;
   value: string;
-  /** Third person, no participant id: "usually carries a shotgun". */
+  /**
+   * Said to the speaker, in the second person, no participant id: "You keep bees on a rooftop in
+   * Lyon." (older extractors wrote a third-person phrase: "usually carries a shotgun").
+   */
   summary: string;
   /** How sure the extractor is that the speaker asserted this (0..1). */
   confidence: number;
