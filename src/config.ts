@@ -13,6 +13,8 @@ export interface Config {
   registryPort: number;
   enginePort: number;
   embeddings?: { baseUrl: string; model: string; apiKey?: string; similarityThreshold?: number };
+  /** The local embedder when EMBEDDINGS_URL is unset (EMBEDDINGS): `use`, the sentence encoder; `hash`, feature hashing. */
+  localEmbedder: 'use' | 'hash';
   /** An OpenAI-compatible chat model for NPCs; when absent the offline responder answers. */
   model?: { baseUrl: string; model: string; apiKey?: string; timeoutMs?: number };
   logLevel: string;
@@ -39,6 +41,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (similarity !== undefined && !(similarity > 0 && similarity < 1)) {
     throw new Error('EMBEDDINGS_SIMILARITY must be a number between 0 and 1');
   }
+  const localEmbedder = env.EMBEDDINGS || 'use';
+  if (localEmbedder !== 'use' && localEmbedder !== 'hash') {
+    throw new Error(`EMBEDDINGS must be "use" (the local sentence encoder) or "hash" (feature hashing), not ${JSON.stringify(env.EMBEDDINGS)}`);
+  }
   if (env.EMBEDDINGS_URL && !env.EMBEDDINGS_MODEL) {
     throw new Error('EMBEDDINGS_URL is set but EMBEDDINGS_MODEL is not; name the embedding model to use');
   }
@@ -57,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddings: env.EMBEDDINGS_URL
       ? { baseUrl: env.EMBEDDINGS_URL, model: env.EMBEDDINGS_MODEL!, apiKey: env.EMBEDDINGS_API_KEY || undefined, similarityThreshold: similarity }
       : undefined,
+    localEmbedder,
     model: env.MODEL_URL ? { baseUrl: env.MODEL_URL, model: env.MODEL_NAME!, apiKey: env.MODEL_API_KEY || undefined } : undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     consolidationWindowMs,

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from './config.js';
 import { openMemorySystem, type MemorySystem } from './memory/system.js';
+import { LocalHashEmbedder } from './memory/embeddings/local.js';
 import { createTenant } from './memory/credentials.js';
 import type { Database } from './memory/db/types.js';
 import { MemoryHttpClient } from './boundary/memory-client.js';
@@ -70,6 +71,7 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     pgliteDir: config.databaseUrl || config.inMemory ? undefined : path.join(config.dataDir, 'pglite'),
     keyringDir: config.keyringDir,
     embeddings: config.embeddings,
+    embedder: config.localEmbedder === 'hash' ? new LocalHashEmbedder() : undefined,
     logger: config.logger,
     lifecycle: { consolidationWindowMs: config.consolidationWindowMs },
   });

@@ -110,6 +110,7 @@ export class MemoryService {
             keyId,
             ciphertext: seal(key, Buffer.from(event.text, 'utf8'), aad),
             embedding: toVectorLiteral(vectors[i]!),
+            embedder: this.embedder.id,
           };
           byNpc.set(event.npcId, [...(byNpc.get(event.npcId) ?? []), row]);
           return id;
@@ -172,6 +173,7 @@ export class MemoryService {
         keyId,
         ciphertext: seal(key, Buffer.from(body, 'utf8'), rowAad(input.tier, scope.tenantId, gameId, npcId, participantId, id)),
         embedding: toVectorLiteral(vector),
+        embedder: this.embedder.id,
       });
       return this.toFact(await this.keysFor(tx, scope.tenantId, [row]), input.tier, scope.tenantId, row)!;
     }

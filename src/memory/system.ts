@@ -6,8 +6,8 @@ import { openPostgres } from './db/postgres.js';
 import { migrate } from './db/migrate.js';
 import { LocalKeyring, type Keyring } from './crypto/keyring.js';
 import type { Embedder } from './embeddings/types.js';
-import { LocalHashEmbedder } from './embeddings/local.js';
 import { OpenAIEmbedder } from './embeddings/openai.js';
+import { SentenceEncoderEmbedder } from './embeddings/sentence-encoder.js';
 import { MemoryService } from './service.js';
 import { Credentials } from './credentials.js';
 import { buildMemoryApp } from './http/app.js';
@@ -27,8 +27,10 @@ export interface MemoryConfig {
   pgliteDir?: string;
   /** Directory of the local keyring (key-encryption keys, outside the database). */
   keyringDir: string;
-  /** OpenAI-compatible embeddings; when absent the deterministic local embedder is used. */
-  embeddings?: { baseUrl: string; model: string; apiKey?: string };
+  /** OpenAI-compatible embeddings; when absent `embedder`, else the local sentence encoder (USE-Lite, shared per process). */
+  embeddings?: { baseUrl: string; model: string; apiKey?: string; similarityThreshold?: number };
+  /** An embedder to use when `embeddings` is absent (e.g. `new LocalHashEmbedder()` in tests and benchmarks). */
+  embedder?: Embedder;
   logger?: Logger | false;
   /** Consolidation and the memory lifecycle (consolidation/, lifecycle/). */
   lifecycle?: {
@@ -79,7 +81,7 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
 /** The same wiring over an already-migrated database (tests, benchmarks). */
 export async function assemble(db: Database, config: Omit<MemoryConfig, 'databaseUrl' | 'pgliteDir'>): Promise<MemorySystem> {
   const keyring = new LocalKeyring(config.keyringDir);
-  const embedder: Embedder = config.embeddings ? new OpenAIEmbedder(config.embeddings) : new LocalHashEmbedder();
+  const embedder: Embedder = config.embeddings ? new OpenAIEmbedder(config.embeddings) : (config.embedder ?? new SentenceEncoderEmbedder());
   const service = new MemoryService(db, keyring, embedder, {
     onIntegrityFailure: (rowId) =>
       (config.logger || undefined)?.error({ rowId }, 'memory row failed authentication (altered or moved ciphertext); not shown'),

@@ -67,7 +67,7 @@ describe('the OpenAI-compatible embedder, against a local fake server', () => {
     fake.shuffle = true;
   });
 
-  it('sends the model, the inputs, dimensions=384 and the bearer key to POST /v1/embeddings', async () => {
+  it('sends the model, the inputs, dimensions=512 and the bearer key to POST /v1/embeddings', async () => {
     const embedder = new OpenAIEmbedder({ baseUrl: `${fake.baseUrl}/`, model: 'fake-embed', apiKey: 'sk-test-123' });
     await embedder.embed(['one', 'two']);
     expect(fake.requests).toHaveLength(1);
@@ -76,7 +76,7 @@ describe('the OpenAI-compatible embedder, against a local fake server', () => {
     expect(request!.url).toBe('/v1/embeddings');
     expect(request!.headers.authorization).toBe('Bearer sk-test-123');
     expect(request!.headers['content-type']).toMatch(/^application\/json/);
-    expect(request!.body).toEqual({ model: 'fake-embed', input: ['one', 'two'], dimensions: 384 });
+    expect(request!.body).toEqual({ model: 'fake-embed', input: ['one', 'two'], dimensions: 512 });
   });
 
   it('sends no Authorization header when no key is configured', async () => {
@@ -90,7 +90,7 @@ describe('the OpenAI-compatible embedder, against a local fake server', () => {
     expect(vectors).toHaveLength(texts.length);
     vectors.forEach((v, i) => {
       expect(v).toBeInstanceOf(Float32Array);
-      expect(Array.from(v)).toEqual(Array.from(Float32Array.from(fakeVector(texts[i]!, 384))));
+      expect(Array.from(v)).toEqual(Array.from(Float32Array.from(fakeVector(texts[i]!, 512))));
     });
   });
 
@@ -103,7 +103,7 @@ describe('the OpenAI-compatible embedder, against a local fake server', () => {
     fake.behave({ kind: 'wrong-dimension', dimensions: 1536 });
     const failure = new OpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'fake-embed' }).embed(['one']);
     await expect(failure).rejects.toBeInstanceOf(EmbeddingError);
-    await expect(failure).rejects.toThrow(/fake-embed returned 1536 dimensions; this store needs 384/);
+    await expect(failure).rejects.toThrow(/fake-embed returned 1536 dimensions; this store needs 512/);
   });
 
   it('turns a 500 from the endpoint into an EmbeddingError with the status', async () => {
@@ -129,14 +129,14 @@ describe('the OpenAI-compatible embedder, against a local fake server', () => {
   });
 
   it('refuses an answer with the wrong number of vectors', async () => {
-    fake.behave({ kind: 'raw', status: 200, body: JSON.stringify({ data: [{ index: 0, embedding: fakeVector('x', 384) }] }) });
+    fake.behave({ kind: 'raw', status: 200, body: JSON.stringify({ data: [{ index: 0, embedding: fakeVector('x', 512) }] }) });
     await expect(new OpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'fake-embed' }).embed(['one', 'two'])).rejects.toThrow(
       /returned 1 vectors for 2 inputs/,
     );
   });
 
   it('refuses an answer whose index fields repeat or fall out of range, rather than returning holes', async () => {
-    const v = fakeVector('x', 384);
+    const v = fakeVector('x', 512);
     const embedder = new OpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'fake-embed' });
     fake.behave({ kind: 'raw', status: 200, body: JSON.stringify({ data: [{ index: 0, embedding: v }, { index: 0, embedding: v }] }) });
     await expect(embedder.embed(['one', 'two'])).rejects.toBeInstanceOf(EmbeddingError);
@@ -179,6 +179,18 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
     expect(system.embedder.id).toBe('openai:fake-embed');
   });
 
+  it('prefers the endpoint to config.embedder, which comes before the default sentence encoder', async () => {
+    const both = await assemble(database.db, { keyringDir: keys.dir, logger: false, embeddings: { baseUrl: fake.baseUrl, model: 'fake-embed' }, embedder: new LocalHashEmbedder() });
+    const hash = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    const plain = await assemble(database.db, { keyringDir: keys.dir, logger: false });
+    try {
+      expect([both.embedder.id, hash.embedder.id, plain.embedder.id]).toEqual(['openai:fake-embed', 'local-hash-v2', 'use-lite-512']);
+      expect(plain.embedder.dimensions).toBe(EMBEDDING_DIMENSIONS);
+    } finally {
+      await Promise.all([both.app.close(), hash.app.close(), plain.app.close()]);
+    }
+  });
+
   it('ingests and searches end to end through the fake endpoint', async () => {
     const { token } = await system.credentials.issueGameToken(tenant.tenantId, 'game-emb', ['part-aaaa1111'], 600);
     const auth = { authorization: `Bearer ${token}` };
@@ -203,7 +215,7 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
     });
     expect(ingest.statusCode).toBe(200);
     expect(fake.requests).toHaveLength(1);
-    expect(fake.requests[0]!.body).toEqual({ model: 'fake-embed', input: texts, dimensions: 384 });
+    expect(fake.requests[0]!.body).toEqual({ model: 'fake-embed', input: texts, dimensions: 512 });
     expect(fake.requests[0]!.headers.authorization).toBe('Bearer sk-system');
 
     const search = await system.app.inject({
@@ -219,9 +231,12 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
     expect(found.map((m) => m.text)).toHaveLength(3);
     expect(found[0]!.text).toBe('the safe code is 7492');
     // The stored vectors are the fake's: the nearest one's distance is what the fake's vectors give.
-    const q = fakeVector('what is the safe code', 384);
-    const d = fakeVector('the safe code is 7492', 384);
+    const q = fakeVector('what is the safe code', 512);
+    const d = fakeVector('the safe code is 7492', 512);
     expect(found[0]!.distance).toBeCloseTo(1 - q.reduce((s, x, i) => s + x * d[i]!, 0), 4);
+    // Each row records the embedder that made its vector (what `memory reembed` compares).
+    const { rows } = await database.db.query<{ embedder: string }>("SELECT DISTINCT embedder FROM memory.episodic WHERE game_id = 'game-emb'");
+    expect(rows).toEqual([{ embedder: 'openai:fake-embed' }]);
   });
 
   it('stores nothing and answers 503 EMBEDDINGS_UNAVAILABLE when the endpoint fails during ingest', async () => {

@@ -8,12 +8,13 @@ const TABLE: Record<CopyTier, string> = { lore: 'memory.lore', social: 'memory.s
 
 export interface SourceFactRow extends FactRow {
   embedding_text: string | null;
+  embedder: string | null;
 }
 
 /** All facts of one copyable tier held by `npcId` (current or not: the pipeline reports both). */
 export async function sourceFacts(tx: Sql, tier: CopyTier, tenantId: string, npcId: string): Promise<SourceFactRow[]> {
   const { rows } = await tx.query<SourceFactRow>(
-    `SELECT ${factColumns(false, tier === 'social')}, embedding::text AS embedding_text
+    `SELECT ${factColumns(false, tier === 'social')}, embedding::text AS embedding_text, embedder
      FROM ${TABLE[tier]} WHERE tenant_id = $1 AND npc_id = $2 ORDER BY created_at, id`,
     [tenantId, npcId],
   );
@@ -98,8 +99,9 @@ export interface ClonedFact {
 /** A cloned fact: provenance copied, source 'clone', no supersession, no episodic links, lineage set. */
 export async function insertClonedFact(tx: Sql, tier: CopyTier, row: ClonedFact): Promise<void> {
   const s = row.source;
-  const names = ['id', 'tenant_id', 'npc_id', 'fact_key', 'source', 'confidence', 'importance', 'retention', 'lineage', 'key_id', 'ciphertext', 'embedding'];
-  const values: unknown[] = [row.id, row.tenantId, row.npcId, s.fact_key, 'clone', s.confidence, s.importance, s.retention, JSON.stringify(row.lineage), row.keyId, row.ciphertext, s.embedding_text];
+  const names = ['id', 'tenant_id', 'npc_id', 'fact_key', 'source', 'confidence', 'importance', 'retention', 'lineage', 'key_id', 'ciphertext', 'embedding', 'embedder'];
+  // The vector is copied as it is, so the id of the embedder that made it goes with it.
+  const values: unknown[] = [row.id, row.tenantId, row.npcId, s.fact_key, 'clone', s.confidence, s.importance, s.retention, JSON.stringify(row.lineage), row.keyId, row.ciphertext, s.embedding_text, s.embedder];
   if (tier === 'social') {
     names.push('participant_id');
     values.push(row.participantId);

@@ -432,6 +432,7 @@ export async function flushWorkingMemory(
       keyId,
       ciphertext: seal(key, Buffer.from(text, 'utf8'), rowAad('episodic', tenantId, gameId, npcId, undefined, id)),
       embedding: toVectorLiteral(vector!),
+      embedder: service.embedder.id,
     });
     // What the NPC saw here is consolidated like any other episode.
     await enqueueConsolidation(tx, { tenantId, gameId, npcId, reason: reason === 'room_empty' ? 'suspension' : 'npc_moved' });

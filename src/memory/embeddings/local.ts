@@ -2,15 +2,16 @@ import { EMBEDDING_DIMENSIONS, type Embedder } from './types.js';
 
 /**
  * The deterministic local embedder: signed feature hashing of words, word pairs and character
- * trigrams into 384 dimensions, L2-normalized. No model, no download, same vector everywhere.
+ * trigrams into 512 dimensions, L2-normalized. No model, no download, same vector everywhere.
  *
  * What it matches: shared words after case, accent and plural folding ("Safe code" ~ "the
  * safe's codes"), shared word pairs (stronger), and misspellings through shared trigrams.
  * What it cannot match: synonyms and paraphrase without shared words ("I fix teeth" is not
- * near "I am a dentist"). Use an OpenAI-compatible embedding model for that.
+ * near "I am a dentist"). The default embedder (sentence-encoder.ts) or an OpenAI-compatible
+ * model does. Kept as the fast, dependency-free choice (EMBEDDINGS=hash; tests and benchmarks).
  */
 export class LocalHashEmbedder implements Embedder {
-  readonly id = 'local-hash-v1';
+  readonly id = 'local-hash-v2';
   readonly dimensions = EMBEDDING_DIMENSIONS;
   /**
    * Calibrated on retold anecdotes: the same story told again scores 0.28-0.75 (lower when one

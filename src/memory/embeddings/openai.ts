@@ -13,7 +13,7 @@ export interface OpenAIEmbedderOptions {
 
 /**
  * Any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, vLLM, Ollama, LM Studio, TEI).
- * Asks for 384 dimensions (honoured by text-embedding-3-*); a model that answers with another
+ * Asks for 512 dimensions (honoured by text-embedding-3-*); a model that answers with another
  * size is refused with a clear error rather than stored.
  */
 export class OpenAIEmbedder implements Embedder {

@@ -1,6 +1,9 @@
-/** Turns text into vectors for similarity search. Dimensions are fixed by the schema (vector(384)). */
+/** Turns text into vectors for similarity search. Dimensions are fixed by the schema (vector(512), migration 0005). */
 export interface Embedder {
-  /** Identifies the model, recorded with results (e.g. "local-hash-v1", "openai:text-embedding-3-small"). */
+  /**
+   * Identifies the model (e.g. "use-lite-512", "local-hash-v2", "openai:text-embedding-3-small"),
+   * stored beside each vector (the `embedder` column) so `memory reembed` knows what to redo.
+   */
   readonly id: string;
   readonly dimensions: number;
   /**
@@ -11,7 +14,7 @@ export interface Embedder {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 
-export const EMBEDDING_DIMENSIONS = 384;
+export const EMBEDDING_DIMENSIONS = 512;
 
 /** pgvector's text form, passed as a parameter and cast with `::vector` (6 significant digits). */
 export function toVectorLiteral(v: Float32Array): string {

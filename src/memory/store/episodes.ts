@@ -14,6 +14,8 @@ export interface NewEpisodeRow {
   keyId: string;
   ciphertext: Uint8Array;
   embedding: string;
+  /** The id of the embedder that made `embedding`. */
+  embedder: string;
 }
 
 /** Appends episodes for one npc in one multi-row statement (the scope's game and tenant). */
@@ -21,10 +23,10 @@ export async function insertEpisodes(tx: Sql, tenantId: string, gameId: string, 
   if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO memory.episodic
-       (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding)
-     SELECT u.id, $1, $2, u.npc_id, u.room_id, u.participant_id, u.ts, u.targeted, u.anonymous, u.key_id, u.ciphertext, u.embedding::vector
-     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::boolean[], $9::boolean[], $10::uuid[], $11::bytea[], $12::text[])
-       AS u(id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding)`,
+       (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding, embedder)
+     SELECT u.id, $1, $2, u.npc_id, u.room_id, u.participant_id, u.ts, u.targeted, u.anonymous, u.key_id, u.ciphertext, u.embedding::vector, u.embedder
+     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::boolean[], $9::boolean[], $10::uuid[], $11::bytea[], $12::text[], $13::text[])
+       AS u(id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding, embedder)`,
     [
       tenantId,
       gameId,
@@ -38,6 +40,7 @@ export async function insertEpisodes(tx: Sql, tenantId: string, gameId: string, 
       rows.map((r) => r.keyId),
       rows.map((r) => r.ciphertext),
       rows.map((r) => r.embedding),
+      rows.map((r) => r.embedder),
     ],
   );
 }
@@ -76,11 +79,11 @@ export async function getEpisode(tx: Sql, scope: Scope, id: string): Promise<Epi
 /** Serialized working memory: an episode with no single speaker (kind 'working_summary'). */
 export async function insertWorkingSummary(
   tx: Sql,
-  row: { id: string; tenantId: string; gameId: string; npcId: string; roomId: string; ts: number; keyId: string; ciphertext: Uint8Array; embedding: string },
+  row: { id: string; tenantId: string; gameId: string; npcId: string; roomId: string; ts: number; keyId: string; ciphertext: Uint8Array; embedding: string; embedder: string },
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO memory.episodic (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, kind, source, importance, key_id, ciphertext, embedding)
-     VALUES ($1, $2, $3, $4, $5, NULL, $6, 'working_summary', 'npc_observation', 0.4, $7, $8, $9::vector)`,
-    [row.id, row.tenantId, row.gameId, row.npcId, row.roomId, row.ts, row.keyId, row.ciphertext, row.embedding],
+    `INSERT INTO memory.episodic (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, kind, source, importance, key_id, ciphertext, embedding, embedder)
+     VALUES ($1, $2, $3, $4, $5, NULL, $6, 'working_summary', 'npc_observation', 0.4, $7, $8, $9::vector, $10)`,
+    [row.id, row.tenantId, row.gameId, row.npcId, row.roomId, row.ts, row.keyId, row.ciphertext, row.embedding, row.embedder],
   );
 }

@@ -18,14 +18,16 @@ export interface NewFactRow extends Provenance {
   keyId: string;
   ciphertext: Uint8Array;
   embedding: string;
+  /** The id of the embedder that made `embedding`. */
+  embedder: string;
 }
 
 export async function insertFact(tx: Sql, tier: FactTier, row: NewFactRow): Promise<FactRow> {
   const spec = TIER_TABLES[tier];
   const names = ['id', 'tenant_id', 'npc_id', 'fact_key', 'source', 'confidence', 'importance', 'retention'];
   const values: unknown[] = [row.id, row.tenantId, row.npcId, row.factKey, row.source, row.confidence, row.importance, row.retention];
-  names.push('supersedes', 'derived_from', 'key_id', 'ciphertext', 'embedding');
-  values.push(row.supersedes ?? null, row.derivedFrom, row.keyId, row.ciphertext, row.embedding);
+  names.push('supersedes', 'derived_from', 'key_id', 'ciphertext', 'embedding', 'embedder');
+  values.push(row.supersedes ?? null, row.derivedFrom, row.keyId, row.ciphertext, row.embedding, row.embedder);
   if (spec.gameBound) {
     names.push('game_id');
     values.push(row.gameId);
