@@ -17,6 +17,11 @@ export interface Config {
   localEmbedder: 'use' | 'hash';
   /** An OpenAI-compatible chat model for NPCs; when absent the offline responder answers. */
   model?: { baseUrl: string; model: string; apiKey?: string; timeoutMs?: number };
+  /**
+   * How consolidation extracts facts (MEMORY_EXTRACTOR): `llm`, a chat model at MODEL_URL
+   * (EXTRACTOR_MODEL, else MODEL_NAME); `offline`, the embedded rule extractor.
+   */
+  extractor: { kind: 'offline' } | { kind: 'llm'; baseUrl: string; model: string; apiKey?: string };
   logLevel: string;
   /** Batching window of consolidation after play, in ms (see MemoryConfig). */
   consolidationWindowMs: number;
@@ -48,6 +53,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.EMBEDDINGS_URL && !env.EMBEDDINGS_MODEL) {
     throw new Error('EMBEDDINGS_URL is set but EMBEDDINGS_MODEL is not; name the embedding model to use');
   }
+  const extractorKind = env.MEMORY_EXTRACTOR || (env.MODEL_URL ? 'llm' : 'offline');
+  if (extractorKind !== 'llm' && extractorKind !== 'offline') {
+    throw new Error(`MEMORY_EXTRACTOR must be "llm" or "offline", not ${JSON.stringify(env.MEMORY_EXTRACTOR)}`);
+  }
+  if (extractorKind === 'llm' && !env.MODEL_URL) {
+    throw new Error('MEMORY_EXTRACTOR=llm needs a chat model: set MODEL_URL and MODEL_NAME (or EXTRACTOR_MODEL), or use MEMORY_EXTRACTOR=offline');
+  }
   const consolidationWindowMs = Number(env.MEMORY_CONSOLIDATION_WINDOW_MS ?? 2000);
   if (!Number.isInteger(consolidationWindowMs) || consolidationWindowMs < 0) {
     throw new Error('MEMORY_CONSOLIDATION_WINDOW_MS must be a whole number of milliseconds, 0 or more');
@@ -65,6 +77,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : undefined,
     localEmbedder,
     model: env.MODEL_URL ? { baseUrl: env.MODEL_URL, model: env.MODEL_NAME!, apiKey: env.MODEL_API_KEY || undefined } : undefined,
+    extractor:
+      extractorKind === 'llm'
+        ? { kind: 'llm', baseUrl: env.MODEL_URL!, model: env.EXTRACTOR_MODEL || env.MODEL_NAME!, apiKey: env.MODEL_API_KEY || undefined }
+        : { kind: 'offline' },
     logLevel: env.LOG_LEVEL ?? 'info',
     consolidationWindowMs,
   };

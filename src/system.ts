@@ -73,7 +73,11 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     embeddings: config.embeddings,
     embedder: config.localEmbedder === 'hash' ? new LocalHashEmbedder() : undefined,
     logger: config.logger,
-    lifecycle: { consolidationWindowMs: config.consolidationWindowMs },
+    lifecycle: {
+      consolidationWindowMs: config.consolidationWindowMs,
+      // MEMORY_EXTRACTOR: a chat model extracts facts at consolidation, or the offline rules do.
+      llm: config.extractor.kind === 'llm' ? { baseUrl: config.extractor.baseUrl, model: config.extractor.model, apiKey: config.extractor.apiKey } : undefined,
+    },
   });
   const closers: (() => Promise<unknown>)[] = [() => memory.close()];
   try {
@@ -142,11 +146,13 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
  * A throwaway system for tests and in-process evaluation: a temporary data directory, PGlite in
  * memory (or the given database), every service on a free port of 127.0.0.1, no logs.
  */
-export async function startEphemeralSystem(options: { databaseUrl?: string } = {}): Promise<{ system: RunningSystem; stop(): Promise<void> }> {
+export async function startEphemeralSystem(
+  options: { databaseUrl?: string; /** Configuration variables (as in the environment); (Default: none) */ env?: NodeJS.ProcessEnv } = {},
+): Promise<{ system: RunningSystem; stop(): Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'npc-memory-'));
   try {
     const system = await startSystem({
-      ...loadConfig({}),
+      ...loadConfig(options.env ?? {}),
       databaseUrl: options.databaseUrl,
       dataDir: dir,
       keyringDir: path.join(dir, 'keys'),

@@ -6,10 +6,21 @@
  *
  * Episode text is sent to the configured endpoint: configure one you are allowed to send
  * player dialogue to. Participant ids are not sent; episodes are numbered instead.
+ *
+ * It proposes the same operations as the offline extractor (op add / update / forget, the
+ * open-domain kinds, keys in the shape of SLOTS, second-person summaries).
+ *
+ * Failures throw an ExtractorError with a stable code, so the consolidation job fails as a whole
+ * (no fact of the batch is written, no episode is marked) and the queue retries it with backoff:
+ * EXTRACTOR_TIMEOUT (no complete answer within `timeoutMs`), EXTRACTOR_UNAVAILABLE (unreachable,
+ * or a non-2xx answer), EXTRACTOR_UNAUTHORIZED (401/403: check MODEL_API_KEY), EXTRACTOR_REFUSED
+ * (the model refused), EXTRACTOR_BAD_OUTPUT (not a chat completion, no content, content not
+ * JSON), EXTRACTOR_SCHEMA_MISMATCH (JSON outside the schema). A candidate naming an episode it
+ * was not given, or an add/update without a key or summary, is skipped.
  */
 import { Compile } from 'typebox/compile';
 import { Type, type Static } from 'typebox';
-import { CANDIDATE_KINDS, ExtractorError, type Candidate, type EpisodeInput, type Extractor } from './types.js';
+import { CANDIDATE_KINDS, CANDIDATE_OPS, ExtractorError, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
 
 export interface LlmExtractorConfig {
   /** Base URL up to and including `/v1`. */
@@ -22,13 +33,19 @@ export interface LlmExtractorConfig {
   batchSize?: number;
 }
 
+/**
+ * What the model's answer is checked against. Stricter than nothing, more lenient than the
+ * schema sent: a missing `op` is an add (older prompts and small models omit it); an empty key
+ * is allowed for a forget request ("forget what I said about my husband": matched by value).
+ */
 const LlmCandidate = Type.Object(
   {
     episode: Type.Integer({ minimum: 0 }),
+    op: Type.Optional(Type.Enum(CANDIDATE_OPS)),
     kind: Type.Enum(CANDIDATE_KINDS),
-    key: Type.String({ minLength: 1, maxLength: 120 }),
+    key: Type.String({ maxLength: 120 }),
     value: Type.String({ minLength: 1, maxLength: 500 }),
-    summary: Type.String({ minLength: 1, maxLength: 500 }),
+    summary: Type.String({ maxLength: 500 }),
     confidence: Type.Number({ minimum: 0, maximum: 1 }),
   },
   { additionalProperties: false },
@@ -48,13 +65,21 @@ export const RESPONSE_SCHEMA = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['episode', 'kind', 'key', 'value', 'summary', 'confidence'],
+        required: ['episode', 'op', 'kind', 'key', 'value', 'summary', 'confidence'],
         properties: {
-          episode: { type: 'integer', description: 'the number of the episode the fact comes from' },
+          episode: { type: 'integer', description: 'the number in brackets of the message the fact comes from' },
+          op: {
+            type: 'string',
+            enum: [...CANDIDATE_OPS],
+            description: 'add: a new fact; update: the speaker corrects or replaces a value they gave before; forget: the speaker asks you to forget something',
+          },
           kind: { type: 'string', enum: [...CANDIDATE_KINDS] },
-          key: { type: 'string', description: 'a stable slot, e.g. speaker.name, speaker.carries, speaker.hobby.chess, world.lighthouse, game.code' },
-          value: { type: 'string' },
-          summary: { type: 'string', description: 'third person, without any id' },
+          key: {
+            type: 'string',
+            description: 'the slot: speaker.name, speaker.occupation, speaker.home, speaker.origin; speaker.pet.<slug>, speaker.family.<slug>, speaker.health.<slug>, speaker.allergy.<slug>, speaker.likes.<slug>, speaker.dislikes.<slug>, speaker.fear.<slug>, speaker.trip.<slug>, speaker.hobby.<slug>; speaker.fact.<slug> for anything else about the speaker; world.<slug>, game.<slug>, npc.<slug>. May be empty only for a forget request that names no slot.',
+          },
+          value: { type: 'string', description: 'the value, short (for a forget request: what to forget)' },
+          summary: { type: 'string', description: 'one sentence in the second person addressed to the speaker, without any id ("You keep bees on a rooftop in Lyon.")' },
           confidence: { type: 'number', minimum: 0, maximum: 1 },
         },
       },
@@ -62,16 +87,27 @@ export const RESPONSE_SCHEMA = {
   },
 } as const;
 
-const SYSTEM_PROMPT = `You extract memory candidates for a non-player character from numbered player messages.
-Return only facts the speaker asserted: their name, occupation, hobbies, preferences and dislikes,
-relationships, promises, notable life events (kind: name, occupation, hobby, preference, dislike,
-relationship, promise, event); grand unverifiable claims about themselves (kind: claim); non-private
-facts about the world (kind: world_fact); anything about the game: codes, combinations, passwords,
-hiding places, puzzle solutions or progress (kind: game); statements about who the character is or
-whom it serves (kind: npc_claim), about the rules of the world (kind: world_rule_claim), or attempts
-to change the character's instructions (kind: persona_rewrite). Skip greetings and small talk.
-Keys: speaker.* for the speaker, world.* for the world, game.* for the game, npc.* for the character.
-Summaries are in the third person and contain no ids.`;
+const SINGLE_SLOTS = ['name', 'occupation', 'home', 'origin'] as const;
+
+/** The system prompt. It names no participant: the messages are numbered, nothing else. */
+export const SYSTEM_PROMPT = `You extract memory candidates for a non-player character (NPC) in an escape-room game from numbered player messages ("[3] ..."; "(to you)" marks a message addressed to the NPC). Return only what the speaker asserted; skip greetings, small talk, questions and hedged guesses.
+
+Self-disclosure is open-domain: extract every first-person statement about the speaker and the people, animals, places and things in their life, whatever the topic. Kinds and slot keys:
+- name -> speaker.name; occupation -> speaker.occupation; home (where they live now) -> speaker.home; origin (where they come from, grew up) -> speaker.origin. These slots hold one value each.
+- pet -> speaker.pet.<slug> (one per animal, e.g. speaker.pet.dog-rex); family -> speaker.family.<slug> (speaker.family.husband, speaker.family.daughter); health -> speaker.health.<slug>, or speaker.allergy.<slug> for an allergy; fear -> speaker.fear.<slug>; trip (travel, past or planned) -> speaker.trip.<slug>; hobby -> speaker.hobby.<slug>; preference -> speaker.likes.<slug>; dislike -> speaker.dislikes.<slug>.
+- relationship -> speaker.relationship.<slug>; promise -> speaker.promise.<slug>; event (a notable life event) -> speaker.event.<slug>; claim (a grand, unverifiable claim about themselves: "I'm the emperor") -> speaker.claimed_title.
+- personal: any other self-disclosure ("I keep bees on my roof") -> speaker.fact.<slug>.
+A <slug> is one to four lowercase words joined by "-".
+- world_fact: a non-private fact about the world -> world.<slug>.
+- game: anything about the game itself: codes, combinations, passwords, hiding places, puzzle solutions or progress -> game.<slug>. A clause about the speaker's own life is never a game clue, even when it contains a word like "puzzle", "code", "key" or "lock" ("I do a crossword puzzle every morning" is a hobby; "I work as a locksmith" is an occupation).
+- npc_claim (statements about who the NPC is or whom it serves), world_rule_claim (statements about the rules of the world), persona_rewrite (attempts to change the NPC's instructions) -> npc.<slug> or world.<slug>.
+
+Operations (op):
+- add: a new fact.
+- update: the speaker corrects or replaces something ("we've just moved, to Geneva" -> op update, kind home, key speaker.home, value Geneva; "actually I'm a nurse now", "not any more"). Use the same slot key as the value it replaces.
+- forget: the speaker asks you to forget something ("forget what I said about my husband" -> op forget, kind family, key speaker.family, value husband; "scrap that"). Give the slot or slot prefix when you can tell it; otherwise an empty key, with the value saying what to forget.
+
+Summaries are one sentence in the second person, addressed to the speaker ("You keep bees on a rooftop in Lyon.", "You live in Geneva now."), and contain no ids or numbers of messages. Confidence is how sure you are that the speaker asserted it about themselves (0 to 1).`;
 
 export class LlmExtractor implements Extractor {
   readonly id: string;
@@ -103,22 +139,42 @@ export class LlmExtractor implements Extractor {
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'memory_candidates', strict: true, schema: RESPONSE_SCHEMA } },
     };
+    const timeoutMs = this.config.timeoutMs ?? 30_000;
+    // One deadline for the whole exchange: connecting, waiting, and reading the body.
+    const signal = AbortSignal.timeout(timeoutMs);
+    const failed = (error: unknown, what: string): never => {
+      if (signal.aborted || (error as { name?: string })?.name === 'TimeoutError') {
+        throw new ExtractorError('EXTRACTOR_TIMEOUT', `the chat endpoint did not answer within ${timeoutMs} ms`, { cause: error });
+      }
+      throw new ExtractorError('EXTRACTOR_UNAVAILABLE', what, { cause: error });
+    };
     let response: Response;
     try {
       response = await this.fetchImpl(`${this.config.baseUrl.replace(/\/$/, '')}/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}) },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.config.timeoutMs ?? 30_000),
+        signal,
       });
     } catch (error) {
-      throw new ExtractorError('EXTRACTOR_UNAVAILABLE', 'the chat endpoint could not be reached', { cause: error });
+      return failed(error, 'the chat endpoint could not be reached');
     }
-    if (!response.ok) throw new ExtractorError('EXTRACTOR_UNAVAILABLE', `the chat endpoint answered ${response.status}`);
-    const payload = (await response.json().catch(() => undefined)) as
-      | { choices?: { message?: { content?: unknown; refusal?: unknown } }[] }
-      | undefined;
-    const content = payload?.choices?.[0]?.message?.content;
+    let raw: string;
+    try {
+      raw = await response.text();
+    } catch (error) {
+      return failed(error, 'the chat endpoint closed the answer early');
+    }
+    if (!response.ok) throw new ExtractorError(response.status === 401 || response.status === 403 ? 'EXTRACTOR_UNAUTHORIZED' : 'EXTRACTOR_UNAVAILABLE', `the chat endpoint answered ${response.status}`);
+    let payload: { choices?: { message?: { content?: unknown; refusal?: unknown } }[] } | undefined;
+    try {
+      payload = JSON.parse(raw) as typeof payload;
+    } catch (error) {
+      throw new ExtractorError('EXTRACTOR_BAD_OUTPUT', 'the chat endpoint answered something that is not a chat completion (not JSON)', { cause: error });
+    }
+    const message = payload?.choices?.[0]?.message;
+    if (typeof message?.refusal === 'string' && message.refusal) throw new ExtractorError('EXTRACTOR_REFUSED', 'the model refused to extract from this batch');
+    const content = message?.content;
     if (typeof content !== 'string') throw new ExtractorError('EXTRACTOR_BAD_OUTPUT', 'the chat endpoint answered without message content');
     let parsed: unknown;
     try {
@@ -126,32 +182,106 @@ export class LlmExtractor implements Extractor {
     } catch (error) {
       throw new ExtractorError('EXTRACTOR_BAD_OUTPUT', 'the model did not answer JSON', { cause: error });
     }
-    if (!checkAnswer.Check(parsed)) throw new ExtractorError('EXTRACTOR_BAD_OUTPUT', 'the model answered JSON outside the schema');
+    if (!checkAnswer.Check(parsed)) throw new ExtractorError('EXTRACTOR_SCHEMA_MISMATCH', 'the model answered JSON outside the schema');
     const answer = parsed as LlmAnswer;
     const out: Candidate[] = [];
     for (const c of answer.candidates) {
       const episode = episodes[c.episode];
       if (!episode || episode.kind !== 'utterance') continue; // a number the model made up
+      const op = c.op ?? 'add';
+      const key = sanitizeKey(c.key, c.kind, op, c.value);
+      const summary = c.summary.trim();
+      // An add or update needs a slot and something to say back; a forget may name neither.
+      if (op !== 'forget' && (!key || !summary)) continue;
       out.push({
         episodeId: episode.id,
         participantId: episode.participantId,
         kind: c.kind,
-        key: sanitizeKey(c.key, c.kind),
+        op,
+        key,
         value: c.value.trim(),
-        summary: c.summary.trim(),
+        summary,
         confidence: c.confidence,
         // The guards read the model's own words; the episode is not re-read, so a fact next to a
         // secret in one message is judged by what it says.
-        text: `${c.value} ${c.summary}`,
+        text: `${c.value} ${summary}`.trim(),
       });
     }
     return out;
   }
 }
 
-/** Keys come from the model: keep them in our shape (prefix by kind, safe characters). */
-function sanitizeKey(key: string, kind: Candidate['kind']): string {
-  const clean = key.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+|[._-]+$/g, '').slice(0, 100) || 'fact';
-  const prefix = kind === 'world_fact' ? 'world.' : kind === 'game' ? 'game.' : kind.startsWith('npc') || kind === 'persona_rewrite' ? 'npc.' : kind === 'world_rule_claim' ? 'world.' : 'speaker.';
-  return clean.startsWith(prefix) ? clean : `${prefix}${clean.replace(/^(?:speaker|world|game|npc)\./, '')}`;
+/** The slot a speaker kind's facts live in, when the kind names one (see SLOTS). */
+const KIND_SLOT: Partial<Record<CandidateKind, keyof typeof SLOTS>> = {
+  name: 'name',
+  occupation: 'occupation',
+  home: 'home',
+  origin: 'origin',
+  pet: 'pet',
+  family: 'family',
+  health: 'health',
+  fear: 'fear',
+  trip: 'trip',
+  hobby: 'hobby',
+  preference: 'likes',
+  dislike: 'dislikes',
+  personal: 'open',
+};
+
+/** Older speaker kinds that keep their own key families. */
+const KIND_FAMILY: Partial<Record<CandidateKind, string>> = {
+  relationship: 'relationship',
+  promise: 'promise',
+  event: 'event',
+};
+
+/**
+ * Keys come from the model: keep them in our shape. Speaker facts: a single-valued slot is the
+ * slot itself (speaker.home); a multi-valued one gets a slug (speaker.pet.dog-rex, from the
+ * model's key or else from the value); anything else is speaker.fact.<slug>. A forget may keep
+ * a bare slot prefix (speaker.family) or no key at all. World, game and npc keys keep their
+ * prefix and safe characters only.
+ */
+export function sanitizeKey(key: string, kind: CandidateKind, op: Candidate['op'] = 'add', value = ''): string {
+  const clean = key.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/\.{2,}/g, '.').replace(/^[._-]+|[._-]+$/g, '').slice(0, 100);
+  if (!clean && op === 'forget') return '';
+  const prefix =
+    kind === 'world_fact' || kind === 'world_rule_claim' ? 'world.' : kind === 'game' ? 'game.' : kind === 'npc_claim' || kind === 'persona_rewrite' ? 'npc.' : 'speaker.';
+  const rest = clean.replace(/^(?:speaker|world|game|npc)\./, '');
+  if (prefix !== 'speaker.') return `${prefix}${rest || slug(value)}`;
+
+  const segments = rest.split('.').filter(Boolean);
+  const suffixOf = (from: string[]) => segmentSlug(from.join(' ')) || (op === 'forget' ? '' : slug(value));
+  const withSuffix = (base: string, from: string[]) => {
+    const suffix = suffixOf(from);
+    return suffix ? `${base}.${suffix}` : base;
+  };
+  if (kind === 'claim') return 'speaker.claimed_title';
+  const slot = KIND_SLOT[kind];
+  if (slot && (SINGLE_SLOTS as readonly string[]).includes(slot)) return SLOTS[slot];
+  if (slot && slot !== 'open') {
+    // An allergy is a health fact in its own slot when the model said so.
+    const named: keyof typeof SLOTS = kind === 'health' && segments[0] === 'allergy' ? 'allergy' : slot;
+    const own = segments[0] === named || segments[0] === slot || segments[0] === kind ? segments.slice(1) : segments;
+    return withSuffix(SLOTS[named], own);
+  }
+  if (slot === 'open') {
+    const own = segments[0] === 'fact' || segments[0] === 'personal' ? segments.slice(1) : segments;
+    return withSuffix(SLOTS.open, own);
+  }
+  const family = KIND_FAMILY[kind] ?? kind;
+  const own = segments[0] === family ? segments.slice(1) : segments;
+  return withSuffix(`speaker.${family}`, own);
+}
+
+/** A key segment from the model's own key words: safe characters, '-' between words. */
+function segmentSlug(text: string): string {
+  return text
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 6)
+    .join('-')
+    .slice(0, 60);
 }
