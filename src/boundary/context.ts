@@ -71,6 +71,11 @@ export interface ContextFact {
   standing: Standing;
   confidence: number;
   score: number;
+  /**
+   * Cosine similarity of this memory to the last line a participant said (what was just asked),
+   * in the memory service's embedding space; absent when the memory has no vector.
+   */
+  match?: number;
   /** For a memory that contradicts the state: what the state says instead. */
   stateSays?: string | number | boolean | null;
 }
@@ -113,6 +118,11 @@ export interface ContextWindow {
     state: StateSnapshot;
   };
   tokens: { budget: number; total: number; sections: Record<string, number> };
+  /**
+   * How to read `match`: the embedder that made the vectors, and the similarity at which a
+   * memory answers what was asked in that space (calibrated on the evaluation's dev split).
+   */
+  retrieval?: { embedder: string; answerThreshold: number };
   /** Time the memory service spent: retrieval, and building the window (score, pack, persist). */
   timingsMs: { retrieve: number; build: number };
 }

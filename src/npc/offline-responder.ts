@@ -1,25 +1,38 @@
 /**
- * The deterministic offline responder: the embedded default's "model". It composes a reply from
- * the context window alone, in a fixed order of rules, so the sample game is playable and the
- * seed scenarios demonstrable without any model:
+ * The offline responder: the embedded default's "model". It composes a reply from the context
+ * window alone, reading the line it answers with the language module (clauses, who a clause is
+ * about) and choosing what to say by meaning: the memory service scores every remembered fact
+ * against the line just said (`match`, a cosine in its embedding space) and says at which score
+ * a fact answers it (`retrieval.answerThreshold`, calibrated on the evaluation's dev split).
  *
+ * In order:
  * 1. after a refused action: acknowledge the physical failure;
  * 2. a request to go somewhere: propose a move (the engine decides whether it happens);
- * 3. the uncertain-reconstruction directive: "someone told me something similar", nothing more;
- * 4. a question about codes, keys or hiding places: answer from this game's clues, or say so;
- * 5. a greeting: greet a returning participant by what the NPC remembers of them;
- * 6. a remembered claim or a memory the state contradicts: say it as a claim or as a memory;
- * 7. otherwise: a short in-persona line that admits not knowing.
+ * 3. a request to forget: acknowledge it (consolidation invalidates the memory);
+ * 4. the uncertain-reconstruction directive: "someone told me something similar", nothing more;
+ * 5. a question about the asker ("where do I live?"): the asker's own fact that best matches the
+ *    question, said back in the second person, or an admission of not knowing; never a clue,
+ *    never a greeting, never another participant's fact;
+ * 6. a question about the NPC, the room or the way out: from the persona and the pinned state;
+ * 7. a question about codes, keys or hiding places: from this game's clues, or say so;
+ * 8. a greeting: greet a returning participant by what the NPC remembers of them;
+ * 9. a remembered claim or a memory the state contradicts: say it as a claim or as a memory;
+ * 10. something the speaker tells about themselves: acknowledge it;
+ * 11. otherwise: a short in-persona line that admits not knowing.
  *
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
-import type { ContextFact } from '../boundary/context.js';
+import type { ContextFact, ContextWindow } from '../boundary/context.js';
+import { clauses, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
 import type { ModelInput, ModelProvider, NpcReply } from './types.js';
 
 const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down', 'in', 'out'] as const;
+const MOVE_VERBS = new Set(['go', 'walk', 'head', 'move', 'come', 'run', 'step', 'follow']);
+/** Used when a window does not say (an older memory service). */
+const DEFAULT_ANSWER_THRESHOLD = 0.3;
 
 export class OfflineResponder implements ModelProvider {
-  readonly id = 'offline-v1';
+  readonly id = 'offline-v2';
 
   async reply(input: ModelInput): Promise<NpcReply> {
     return respond(input);
@@ -27,56 +40,155 @@ export class OfflineResponder implements ModelProvider {
 }
 
 export function respond({ npc, window, trigger, physicalFailure }: ModelInput): NpcReply {
-  const text = trigger.text;
-  const lower = text.toLowerCase();
+  const say = (text: string): NpcReply => ({ text, actions: [] });
+  if (physicalFailure) return say(`I tried, but I can't: ${lowerFirst(physicalFailure)}`);
 
-  if (physicalFailure) {
-    return { text: `I tried, but I can't: ${lowerFirst(physicalFailure)}`, actions: [] };
-  }
+  const said = clauses(trigger.text);
+  const direction = moveRequest(said);
+  if (direction) return { text: `Very well, I will go ${direction}.`, actions: [{ type: 'move', direction }] };
 
-  const direction = DIRECTIONS.find((d) => new RegExp(`\\b(?:go|walk|head|move|come|run|step)\\b[^.?!]*\\b${d}\\b`).test(lower));
-  if (direction) {
-    return { text: `Very well, I will go ${direction}.`, actions: [{ type: 'move', direction }] };
+  const forget = forgetRequest(trigger.text);
+  if (forget) {
+    const about = forget.about ? ` about ${revoice(tokens(forget.about), 'second')}` : '';
+    return say(`Of course. I will forget what you told me${about}.`);
   }
 
   const reconstruction = window.directives.find((d) => d.kind === 'uncertain_reconstruction');
   if (reconstruction) {
     const topic = /\(about: ([^)]*)\)/.exec(reconstruction.text)?.[1] ?? 'that';
-    return { text: `What a coincidence. I recently heard a similar story from someone else, about ${topic}.`, actions: [] };
+    return say(`What a coincidence. I recently heard a similar story from someone else, about ${topic}.`);
   }
 
-  if (/\b(code|combination|password|key|clue|safe|hidden|hiding|secret|where is|where's)\b/.test(lower)) {
-    const clue = bestMatch(window.clues, lower);
-    if (clue) return { text: `From what we have found in this game: ${sentence(clue.summary)}`, actions: [] };
-    return { text: "I don't know the code; we haven't found any clues yet.", actions: [] };
+  const facts = window.participants[trigger.participantId]?.facts ?? [];
+  const questions = said.filter((c) => c.question);
+  const lower = trigger.text.toLowerCase();
+
+  // 5. About the asker: only their own facts, by meaning.
+  const personal = questions.find((c) => person(c) === 'first' && !aboutTheRoom(c));
+  if (personal && !greeting(said, trigger.text)) {
+    const best = answering(facts, window);
+    if (best) return say(`You told me ${lowerFirst(stripPeriod(best.summary))}.`);
+    return say(`${npc.firstName} shakes their head. "I don't know; you haven't told me that."`);
   }
 
-  const known = window.participants[trigger.participantId];
-  const facts = known?.facts ?? [];
-  if (/\b(hello|hi|hey|greetings|good (morning|evening|afternoon)|remember me|again|it's me)\b/.test(lower)) {
+  // 6. About the NPC, the room, the way out.
+  const aboutNpc = questions.find((c) => person(c) === 'second' && !aboutTheRoom(c) && askingWhoYouAre(c));
+  if (aboutNpc) return say(selfIntroduction(npc.firstName, window));
+  const aboutRoom = questions.find((c) => aboutTheRoom(c));
+  if (aboutRoom && !/\b(code|combination|password|key|clue|safe|hidden|hiding|secret)\b/.test(lower)) return say(roomDescription(window));
+
+  // 7. Game clues.
+  if (questions.length > 0 && /\b(code|combination|password|key|clue|safe|hidden|hiding|secret|where is|where's)\b/.test(lower)) {
+    const clue = bestClue(window.clues, lower);
+    if (clue) return say(`From what we have found in this game: ${sentence(clue.summary)}`);
+    return say("I don't know the code; we haven't found any clues yet.");
+  }
+
+  // 8. A greeting.
+  if (greeting(said, trigger.text)) {
     const name = facts.find((f) => ['player_name', 'name'].includes(lastSegment(f.key)))?.value;
     const work = facts.find((f) => ['occupation', 'job', 'work'].includes(lastSegment(f.key)))?.value;
     if (!trigger.anonymous && (name || work)) {
-      const greeting = `Welcome back${name ? `, ${name}` : ''}! It has been a while.`;
-      return { text: work ? `${greeting} How are things holding up in your work as ${article(work)} ${work}?` : greeting, actions: [] };
+      const greetingText = `Welcome back${name ? `, ${name}` : ''}! It has been a while.`;
+      return say(work ? `${greetingText} How are things holding up in your work${/^[A-Z]/.test(work) ? ` at ${work}` : ` as ${article(work)} ${work}`}?` : greetingText);
     }
-    return { text: `Hello. I am ${npc.firstName}. ${firstSentence(window.pinned.procedural?.persona) ?? ''}`.trim(), actions: [] };
+    return say(`Hello. I am ${npc.firstName}. ${firstSentence(window.pinned.procedural?.persona) ?? ''}`.trim());
   }
 
-  const contradicted = facts.concat(window.clues).find((f) => f.standing === 'memory_contradicted_by_state' && overlaps(f, lower));
-  if (contradicted) {
-    return { text: `I remember that ${lowerFirst(stripPeriod(contradicted.summary))}, but that is not how things stand now.`, actions: [] };
-  }
-  const claim = facts.find((f) => f.standing === 'claim' && f.confidence < 0.5 && overlaps(f, lower));
-  if (claim) return { text: `You say so: ${lowerFirst(stripPeriod(claim.summary))}. Sure.`, actions: [] };
+  // 9. Claims and memories the state contradicts, when the line is about them.
+  const threshold = window.retrieval?.answerThreshold ?? DEFAULT_ANSWER_THRESHOLD;
+  const near = (f: ContextFact) => (f.match ?? 0) >= threshold || overlaps(f, lower);
+  const contradicted = facts.concat(window.clues).find((f) => f.standing === 'memory_contradicted_by_state' && near(f));
+  if (contradicted) return say(`I remember that ${lowerFirst(stripPeriod(contradicted.summary))}, but that is not how things stand now.`);
+  const claim = facts.find((f) => f.standing === 'claim' && f.confidence < 0.5 && near(f));
+  if (claim) return say(`You say so: ${lowerFirst(stripPeriod(claim.summary))}. Sure.`);
 
-  const relevant = bestMatch(facts, lower);
-  if (relevant) return { text: `I remember: ${sentence(relevant.summary)}`, actions: [] };
-  return { text: `${npc.firstName} thinks for a moment. "I don't know about that."`, actions: [] };
+  // 10. Something the speaker tells about themselves.
+  if (questions.length === 0 && said.some((c) => person(c) === 'first')) return say(`${npc.firstName} nods. "I will remember that."`);
+
+  return say(`${npc.firstName} thinks for a moment. "I don't know about that."`);
 }
 
-/** The fact sharing the most words with the message (ties: the higher score), if any shares one. */
-function bestMatch(facts: readonly ContextFact[], lower: string): ContextFact | undefined {
+/** The asker's fact that best answers the line, if any passes the window's threshold. */
+function answering(facts: readonly ContextFact[], window: ContextWindow): ContextFact | undefined {
+  const threshold = window.retrieval?.answerThreshold ?? DEFAULT_ANSWER_THRESHOLD;
+  let best: ContextFact | undefined;
+  for (const f of facts) {
+    if (f.standing === 'claim' || f.match === undefined || f.match < threshold) continue;
+    if (!best || f.match > best.match! || (f.match === best.match && f.score > best.score)) best = f;
+  }
+  return best;
+}
+
+/** "Go west", "please head north", "let's go out", "can you come down": a request addressed to the NPC. */
+function moveRequest(said: readonly Clause[]): (typeof DIRECTIONS)[number] | undefined {
+  for (const c of said) {
+    const words = c.tokens.map((t) => t.lower).filter((w) => !['please', 'pls', 'elias', 'now', 'just', 'quickly'].includes(w));
+    let i = 0;
+    if (words[i] === 'let' || words[i] === "let's") i += words[i + 1] === "'s" || words[i + 1] === 'us' ? 2 : 1;
+    else if (['can', 'could', 'would', 'will'].includes(words[i] ?? '') && words[i + 1] === 'you') i += 2;
+    else if (c.tokens[0]?.pos === 'PROPN' || c.tokens[0]?.pos === 'NOUN') i += 1; // "Elias, go west"
+    const verb = c.tokens.find((t) => t.lower === words[i]);
+    if (!verb || !MOVE_VERBS.has(verb.lemma)) continue;
+    const direction = DIRECTIONS.find((d) => words.slice(i + 1).includes(d));
+    if (direction) return direction;
+  }
+  return undefined;
+}
+
+/** A greeting opens the line: "hello", "hi there", "good evening", "remember me?". */
+function greeting(said: readonly Clause[], line: string): boolean {
+  const first = tokens(line).filter((t) => t.pos !== 'PUNCT').map((t) => t.lower);
+  const text = said.map((c) => c.text.toLowerCase()).join(' ');
+  return ['hello', 'hi', 'hey', 'greetings', 'howdy', 'evening', 'morning', 'afternoon'].includes(first[0] ?? '') ||
+    (first[0] === 'good' && ['morning', 'evening', 'afternoon', 'day'].includes(first[1] ?? '')) ||
+    /\b(?:remember me|it's me|it is me|i'm back|i am back)\b/.test(text) && said.length <= 2;
+}
+
+const ROOM_WORDS = new Set(['place', 'room', 'here', 'escape', 'exit', 'out', 'leave', 'door', 'doors', 'way', 'where', 'puzzle', 'puzzles', 'game', 'goal', 'task', 'next', 'stuck', 'win']);
+
+/** A question about where we are, the game or how to get out: "what is this place?", "how do we get out?". */
+function aboutTheRoom(c: Clause): boolean {
+  const words = c.tokens.map((t) => t.lower);
+  const we = words.some((w) => w === 'we' || w === 'us' || w === 'our');
+  const place = words.some((w) => ['place', 'room', 'escape', 'exit', 'puzzle', 'puzzles', 'game', 'goal'].includes(w)) || (words.includes('here') && !words.includes('i'));
+  const wayOut = words.some((w) => ['out', 'leave', 'win', 'next', 'stuck'].includes(w)) && (we || words.includes('i') || words.includes('do'));
+  return place || (we && words.some((w) => ROOM_WORDS.has(w))) || (wayOut && !words.includes('my'));
+}
+
+/** "Who are you?", "what's your name?", "what do you do here?", "tell me about yourself". */
+function askingWhoYouAre(c: Clause): boolean {
+  const words = c.tokens.map((t) => t.lower);
+  return (words.includes('who') && words.includes('you')) ||
+    (words.includes('your') && words.some((w) => ['name', 'job', 'story', 'role', 'purpose'].includes(w))) ||
+    words.includes('yourself') ||
+    (words[0] === 'what' && words.includes('you') && words.includes('do') && words.length <= 6);
+}
+
+function selfIntroduction(name: string, window: ContextWindow): string {
+  const persona = firstSentence(window.pinned.procedural?.persona);
+  return `I am ${name}.${persona ? ` ${persona}` : ''}`;
+}
+
+/** Where we are and what stands between us and the way out, from the pinned state only. */
+function roomDescription(window: ContextWindow): string {
+  const facts = window.pinned.state.facts;
+  const room = typeof facts['npc.room'] === 'string' ? humanize(facts['npc.room']) : undefined;
+  const doors = Object.entries(facts).filter(([k]) => k.startsWith('door.')).map(([k, v]) => `the ${humanize(k.slice(5))} is ${String(v)}`);
+  const items = Object.entries(facts).filter(([k, v]) => k.startsWith('item.') && v === 'here').map(([k]) => `a ${humanize(k.slice(5))}`);
+  const puzzles = Object.entries(facts).filter(([k]) => k.startsWith('puzzle.'));
+  const unsolved = puzzles.filter(([, v]) => v === 'unsolved').length;
+  const parts = [
+    room ? `We are in the ${room}.` : 'We are in one of the rooms of this game.',
+    doors.length ? `${cap(doors.join('; '))}.` : '',
+    items.length ? `I can see ${items.join(', ')} here.` : '',
+    puzzles.length ? (unsolved ? `${unsolved} of ${puzzles.length} puzzles are still unsolved; solve them to find the way out.` : 'Every puzzle is solved; the way out should be open.') : '',
+  ];
+  return parts.filter(Boolean).join(' ');
+}
+
+/** The clue sharing the most words with the message (ties: the higher score), if any shares one. */
+function bestClue(facts: readonly ContextFact[], lower: string): ContextFact | undefined {
   let best: { fact: ContextFact; shared: number } | undefined;
   for (const fact of facts) {
     const shared = sharedWords(`${fact.key} ${fact.summary}`, lower);
@@ -88,11 +200,8 @@ function bestMatch(facts: readonly ContextFact[], lower: string): ContextFact | 
 const overlaps = (fact: ContextFact, lower: string) => sharedWords(`${fact.key} ${fact.summary}`, lower) > 0;
 
 const STOP = new Set('the a an and or of to in on at for with is are was were be you your i me my it this that what do does did have has had any there here about'.split(' '));
-/**
- * Words too general to tell two facts apart: "my favorite sport?" must not be answered with the
- * favorite color. A match needs a shared word outside this list.
- */
-const GENERIC = new Set('favorite like love prefer best thing know tell remember speaker'.split(' '));
+/** Words too general to tell two facts apart. */
+const GENERIC = new Set('favorite like love prefer best thing know tell remember speaker game'.split(' '));
 
 function words(text: string): Set<string> {
   return new Set(
@@ -100,7 +209,7 @@ function words(text: string): Set<string> {
       .toLowerCase()
       .split(/[^\p{L}\p{N}]+/u)
       .filter((w) => w.length > 2 && !STOP.has(w))
-      .map((w) => stem(british(w)))
+      .map((w) => w.replace(/(ing|ed|es|s)$/, ''))
       .filter((w) => !GENERIC.has(w)),
   );
 }
@@ -110,15 +219,12 @@ function sharedWords(a: string, lower: string): number {
   return [...words(a)].filter((w) => theirs.has(w)).length;
 }
 
-/** "colour" and "color", "favourite" and "favorite" are one word here. */
-const british = (w: string) => w.replace(/our(ite|s)?$/, 'or$1').replace(/ise$/, 'ize');
-
 /** "speaker.occupation" and "occupation" name the same kind of fact. */
 const lastSegment = (key: string) => key.slice(key.lastIndexOf('.') + 1);
-const stem = (w: string) => w.replace(/(ing|ed|es|s)$/, '');
-const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
+const humanize = (id: string) => id.replace(/[-_.]+/g, ' ').trim();
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const lowerFirst = (s: string) => (/^(?:I|I'm|I've)\b/.test(s) ? s : s.charAt(0).toLowerCase() + s.slice(1));
 const stripPeriod = (s: string) => s.replace(/[.!?]+$/, '');
 const sentence = (s: string) => (/[.!?]$/.test(s) ? s : `${s}.`).replace(/^./, (c) => c.toUpperCase());
 const article = (word: string) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
 const firstSentence = (text: string | undefined) => text?.split(/(?<=[.!?])\s/)[0];
-

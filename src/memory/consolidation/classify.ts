@@ -6,7 +6,8 @@
 import type { GameSecret } from './firewall.js';
 import type { FactTier, RetentionClass, Source } from '../types.js';
 import type { Candidate, CandidateKind, EpisodeInput } from './extract/types.js';
-import { generalize, secretIn } from './firewall.js';
+import { gameDetail, generalize } from './firewall.js';
+import { clauses, revoice, withSubject } from '../../language/index.js';
 import { judge, type AnomalyKind } from './poisoning.js';
 import { retentionFor } from './retention.js';
 import { slug } from './extract/types.js';
@@ -23,6 +24,18 @@ export interface PlannedFact {
   retention: RetentionClass;
   episodeIds: string[];
   kind: CandidateKind;
+  /** An update supersedes the most similar current fact of its slot even under another key. */
+  op?: 'add' | 'update';
+}
+
+/** A speaker's request to forget: consolidation invalidates their matching social facts. */
+export interface PlannedForget {
+  participantId: string;
+  /** A slot prefix ("speaker.family"), or '' to match by `about` alone. */
+  key: string;
+  /** What to forget, as said ("my husband"); '' for what the speaker said last. */
+  about: string;
+  episodeId: string;
 }
 
 export interface PlannedAnomaly {
@@ -33,6 +46,7 @@ export interface PlannedAnomaly {
 
 export interface Plan {
   facts: PlannedFact[];
+  forgets: PlannedForget[];
   anomalies: PlannedAnomaly[];
   /** Why candidates were not kept, counted (for logs and tests; no text). */
   dropped: Record<string, number>;
@@ -88,6 +102,7 @@ export function importanceOf(candidate: Candidate, episode: EpisodeInput | undef
 export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
   const byId = new Map(ctx.episodes.map((e) => [e.id, e]));
   const facts: PlannedFact[] = [];
+  const forgets: PlannedForget[] = [];
   const anomalies: PlannedAnomaly[] = [];
   const dropped: Record<string, number> = {};
   const drop = (why: string) => (dropped[why] = (dropped[why] ?? 0) + 1);
@@ -100,6 +115,11 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       drop('unknown_episode');
       continue;
     }
+    if (c.op === 'forget') {
+      if (c.participantId && !episode.anonymous) forgets.push({ participantId: c.participantId, key: c.key, about: c.value, episodeId: c.episodeId });
+      else drop('forget_without_speaker');
+      continue;
+    }
     // 1. Attempts on the NPC's persona or the world's rules never become memory of any tier;
     //    they are judged first (their anomaly row is purged with the game, like a clue).
     if (c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite') {
@@ -109,7 +129,10 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       continue;
     }
     // 2. The clue firewall: a secret, or anything that looks like one, stays in this game.
-    const secretKind = c.kind === 'game' ? 'game' : (secretIn(c.text, ctx.secrets) ?? secretIn(c.value, ctx.secrets) ?? secretIn(c.summary, ctx.secrets));
+    //    A clause about the speaker's own life is judged by what a game detail must contain, not
+    //    by a game word alone ("my wife's the puzzle genius of the two of us" stays social).
+    const aboutSpeaker = SPEAKER_KINDS.has(c.kind);
+    const secretKind = c.kind === 'game' ? 'game' : (gameDetail(c.text, aboutSpeaker, ctx.secrets) ?? gameDetail(c.value, aboutSpeaker, ctx.secrets) ?? gameDetail(c.summary, aboutSpeaker, ctx.secrets));
     if (secretKind) {
       const key = c.kind === 'game' ? c.key : `game.${secretKind}`;
       facts.push({
@@ -167,16 +190,19 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       retention: retentionFor(c.kind, 'social'),
       episodeIds: [c.episodeId],
       kind: c.kind,
+      op: c.op === 'update' ? 'update' : 'add',
     });
     if (episode.anonymous && !FRAGMENT_KINDS.has(c.kind)) drop('anonymous_identifying');
     if (episode.anonymous && FRAGMENT_KINDS.has(c.kind)) {
-      const general = generalize(c.value, { names, ids, registered: ctx.secrets });
+      // Told about the speaker, in the third person: "they rebuilt their grandmother's 1958 Vespa".
+      const told = c.kind === 'personal' || c.kind === 'trip' || c.kind === 'fear' ? thirdPerson(c.text) : c.value;
+      const general = generalize(told, { names, ids, registered: ctx.secrets });
       if (general) {
         facts.push({
           tier: 'fragment',
           key: `topic.${slug(general, 4)}`,
           value: general,
-          summary: `someone mentioned ${general}`,
+          summary: c.kind === 'personal' || c.kind === 'trip' || c.kind === 'fear' ? `someone told me ${general}` : `someone mentioned ${general}`,
           source: 'player_statement',
           confidence: Math.min(confidence, 0.5),
           importance: Math.min(importance, 0.5),
@@ -189,7 +215,15 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
       }
     }
   }
-  return { facts, anomalies, dropped };
+  return { facts, forgets, anomalies, dropped };
+}
+
+/** Kinds that are about the speaker's own life. */
+const SPEAKER_KINDS = new Set<CandidateKind>(['name', 'occupation', 'hobby', 'preference', 'dislike', 'relationship', 'event', 'home', 'origin', 'pet', 'family', 'health', 'fear', 'trip', 'personal']);
+
+function thirdPerson(clause: string): string {
+  const [first] = clauses(clause);
+  return first ? revoice(withSubject(first), 'third') : clause;
 }
 
 const clamp = (n: number) => Math.round(Math.min(1, Math.max(0, Number.isFinite(n) ? n : 0.5)) * 100) / 100;

@@ -18,8 +18,11 @@ import type { EpisodeRow, FactRow } from '../store/rows.js';
 import type { FactTier } from '../types.js';
 import { loadSecrets } from '../lifecycle/secrets.js';
 import type { Clock } from '../lifecycle/roles.js';
-import { plan, type PlannedFact } from './classify.js';
+import { plan, type PlannedFact, type PlannedForget } from './classify.js';
+import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
+import { contentLemmas } from '../../language/index.js';
+import { toVectorLiteral } from '../embeddings/types.js';
 import type { Candidate, EpisodeInput, Extractor } from './extract/types.js';
 import { isForgotten, type DecayOptions } from './retention.js';
 import * as store from './store.js';
@@ -35,7 +38,7 @@ export interface ConsolidationReport {
 }
 
 export interface ConsolidatorOptions {
-  /** The default is the rule extractor. */
+  /** The default is the offline open-domain extractor (extract/open.ts). */
   extractor?: Extractor;
   /** Episodes per transaction. (Default: 200) */
   batchSize?: number;
@@ -53,7 +56,9 @@ const CLAIM_CAP = 0.3;
 
 export class Consolidator {
   readonly extractor: Extractor;
+  /** The guard inputs joined to a model's candidates (persona, world rules, game details). */
   private readonly rules = new RuleExtractor();
+  private readonly offline = new OpenDomainExtractor();
   private readonly batchSize: number;
   private readonly clock: Clock;
 
@@ -61,7 +66,7 @@ export class Consolidator {
     private readonly service: MemoryService,
     private readonly options: ConsolidatorOptions = {},
   ) {
-    this.extractor = options.extractor ?? this.rules;
+    this.extractor = options.extractor ?? this.offline;
     this.batchSize = options.batchSize ?? 200;
     this.clock = options.clock ?? (() => new Date());
   }
@@ -97,14 +102,14 @@ export class Consolidator {
       const planned = plan(candidates, { episodes, secrets, core });
       report.dropped = planned.dropped;
 
-      const participants = [...new Set(planned.facts.flatMap((f) => (f.participantId ? [f.participantId] : [])))];
+      const participants = [...new Set([...planned.facts.flatMap((f) => (f.participantId ? [f.participantId] : [])), ...planned.forgets.map((f) => f.participantId)])];
       const scope: Scope = { ...base, participantIds: participants };
       await tx.query("SELECT set_config('memory.participants', $1, true)", [participants.join(',')]);
 
       await this.writeFacts(tx, scope, [...planned.facts, ...(await this.sessionSummary(tx, scope, episodes, planned.facts))], report);
       for (const anomaly of planned.anomalies) await this.logAnomaly(tx, scope, anomaly.kind, anomaly.coreKey, anomaly.candidate);
       report.anomalies = planned.anomalies.length;
-      report.forgotten = await this.forget(tx, scope);
+      report.forgotten = (await this.applyForgets(tx, scope, planned.forgets)) + (await this.forget(tx, scope));
       await store.markConsolidated(tx, tenantId, gameId, npcId, rows.map((r) => r.id));
       this.options.logger?.debug({ tenantId, gameId, npcId, ...report }, 'consolidated');
       return report;
@@ -137,7 +142,7 @@ export class Consolidator {
 
   /** The configured extractor; an LLM's output is joined by the rules' guard inputs, so a secret or a poisoning attempt the model overlooked is still caught. */
   private async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
-    if (this.extractor === this.rules) return this.rules.extract(episodes);
+    if (this.extractor === this.offline || this.extractor === this.rules) return this.extractor.extract(episodes);
     const [model, rules] = await Promise.all([this.extractor.extract(episodes), this.rules.extract(episodes)]);
     const guarded = rules.filter((c) => c.kind === 'game' || c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite');
     const seen = new Set(model.map((c) => `${c.episodeId}\0${c.kind}`));
@@ -193,8 +198,15 @@ export class Consolidator {
     }
     const vectors = await this.service.embedder.embed(steps.map((s) => s.fact.summary));
     const writtenIds: string[] = [];
+    const taken = new Set<string>();
     for (const [i, { fact: f, supersedes }] of steps.entries()) {
-      const previous = supersedes?.startsWith('pending:') ? writtenIds[Number(supersedes.slice(8))] : supersedes;
+      let previous = supersedes?.startsWith('pending:') ? writtenIds[Number(supersedes.slice(8))] : supersedes;
+      // An update ("we've just moved, to Geneva", "not any more, I sold the car") replaces the
+      // nearest current fact of its slot even when the keys differ.
+      if (!previous && f.op === 'update' && f.tier === 'social' && f.participantId) {
+        previous = await this.updated(tx, scope, f, vectors[i]!, new Set([...taken, ...writtenIds]));
+      }
+      if (previous) taken.add(previous);
       const written = await this.service.writeFactIn(
         tx,
         scope,
@@ -217,6 +229,53 @@ export class Consolidator {
       if (previous) report.superseded++;
       report.written[f.tier]++;
     }
+  }
+
+  /** The current fact an update replaces: the nearest of the same slot, or of any slot when it is very near. */
+  private async updated(tx: Tx, scope: Scope, fact: PlannedFact, vector: Float32Array, skip: ReadonlySet<string>): Promise<string | undefined> {
+    const slot = fact.key.split('.').slice(0, 2).join('.');
+    const open = slot === 'speaker.fact';
+    const rows = await store.currentSocialFacts(tx, scope, fact.participantId!, open ? 'speaker.' : slot, toVectorLiteral(vector));
+    const similar = (r: { distance: number | null }) => r.distance !== null && 1 - Number(r.distance) >= (open ? UPDATE_SIMILARITY_ANY_SLOT : UPDATE_SIMILARITY_SAME_SLOT);
+    return rows.find((r) => !skip.has(r.id) && similar(r))?.id;
+  }
+
+  /**
+   * A speaker's requests to forget: their current facts that speak of what they named ("forget
+   * what I said about my husband": every fact mentioning the husband), or, for "scrap that", the
+   * last fact they told. Each is invalidated, as an erasure of that one memory.
+   */
+  private async applyForgets(tx: Tx, scope: Scope, forgets: readonly PlannedForget[]): Promise<number> {
+    let n = 0;
+    for (const f of forgets) {
+      const rows = await store.currentSocialFacts(tx, scope, f.participantId, '');
+      if (rows.length === 0) continue;
+      const keys = await this.service.keysFor(tx, scope.tenantId, rows);
+      const wanted = new Set(contentLemmas(f.about));
+      let ids: string[];
+      if (wanted.size === 0) {
+        ids = [rows[0]!.id]; // newest first: what they said last
+      } else {
+        ids = rows
+          .filter((r) => {
+            const summary = this.summaryOf(keys, r);
+            return (f.key && r.fact_key.startsWith(f.key) && summary !== undefined && contentLemmas(summary).some((l) => wanted.has(l))) || (summary !== undefined && contentLemmas(summary).some((l) => wanted.has(l)));
+          })
+          .map((r) => r.id);
+        if (ids.length === 0 && f.key) ids = rows.filter((r) => r.fact_key.startsWith(f.key)).slice(0, 1).map((r) => r.id);
+      }
+      n += await store.invalidateFacts(tx, 'social', scope, ids);
+    }
+    return n;
+  }
+
+  private summaryOf(keys: Map<string, Uint8Array>, row: FactRow): string | undefined {
+    const key = keys.get(row.key_id);
+    if (!key) return undefined;
+    const plain = this.service.unseal(key, row.ciphertext, rowAad('social', row.tenant_id, undefined, row.npc_id, row.participant_id ?? undefined, row.id), row.id);
+    if (!plain) return undefined;
+    const body = JSON.parse(plain.toString('utf8')) as { value: string; summary: string };
+    return `${body.summary} ${body.value}`;
   }
 
   /**
@@ -297,6 +356,9 @@ export class Consolidator {
 }
 
 const SUMMARY_KEY = 'session.summary';
+/** How near (cosine) an update must be to the fact it replaces: in its own slot, and across slots. */
+const UPDATE_SIMILARITY_SAME_SLOT = 0.3;
+const UPDATE_SIMILARITY_ANY_SLOT = 0.5;
 interface SessionSummary {
   messages: number;
   notable: string[];

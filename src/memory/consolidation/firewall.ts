@@ -93,6 +93,30 @@ export function secretIn(text: string, registered: readonly GameSecret[] = []): 
   return undefined;
 }
 
+/** Progress in the room: something found, opened or solved ("we cracked the safe"). */
+const PROGRESS =
+  /\b(?:i|we)\s+(?:just\s+|finally\s+)?(?:found|opened|unlocked|solved|cracked|discovered|escaped|hid|figured out|worked out)\b[^.?!]{0,30}\b(?:key|keys|code|clue|door|lock|box|safe|puzzle|riddle|note|map|chest|drawer|passage|exit|way out|combination|cipher|it|this|that|room|vault|hatch|panel)\b/i;
+/** Thinking aloud about the room's answer: "I think the answer is ..." is about the game, not the speaker. */
+const SURMISE = /\b(?:i|we)\s+(?:think|guess|bet|reckon|believe|suspect|know)\b/i;
+
+/**
+ * Whether a clause carries a game detail. A clause about the speaker's own life
+ * (`aboutSpeaker`) is judged by what a game detail must contain, a registered secret, a code,
+ * a password, a hiding place, progress in the room, or a surmise about the answer, and not by a
+ * game word alone: "my wife's the puzzle genius of the two of us" is about the wife.
+ */
+export function gameDetail(text: string, aboutSpeaker: boolean, registered: readonly GameSecret[] = []): SecretKind | undefined {
+  if (!aboutSpeaker) return secretIn(text, registered) ?? (PROGRESS.test(text) ? 'solution' : undefined);
+  for (const secret of registered) if (carries(text, secret)) return secret.kind;
+  if (codeLikeRuns(text).length > 0) return 'code';
+  if (/\bpass-?(?:word|phrase|code)s?\b|\bmagic word\b/i.test(text)) return 'password';
+  if (LOCATION_OF_ITEM.test(text) || HIDING.test(text) || LOOK_UNDER.test(text)) return 'item_location';
+  if (TRY_NUMBER.test(text)) return 'code';
+  if (PROGRESS.test(text)) return 'solution';
+  if (CODE_WORDS.test(text) && SURMISE.test(text)) return 'solution';
+  return undefined;
+}
+
 function carries(text: string, secret: GameSecret): boolean {
   const normalized = normalize(text);
   const target = normalize(secret.text);

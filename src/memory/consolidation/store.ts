@@ -120,3 +120,24 @@ export async function insertAnomaly(
     [row.id, row.tenantId, row.npcId, row.gameId, row.participantId, row.episodeId, row.kind, row.coreKey, row.textHash, row.keyId, row.ciphertext],
   );
 }
+
+/** A participant's current social facts whose key starts with `prefix` ('' for all), nearest to `vector` first when given. */
+export async function currentSocialFacts(
+  tx: Sql,
+  scope: Scope,
+  participantId: string,
+  prefix: string,
+  vector?: string,
+): Promise<(FactRow & { distance: number | null })[]> {
+  const f = scopeFilter('social', scope, 4);
+  if (!f) return [];
+  const spec = TIER_TABLES.social;
+  const { rows } = await tx.query<FactRow & { distance: number | null }>(
+    `SELECT ${factColumns(spec.gameBound, spec.participantBound)}, ${vector ? 'embedding <=> $3::vector' : 'NULL::float8'} AS distance FROM ${spec.table}
+      WHERE participant_id = $1 AND starts_with(fact_key, $2) AND ${vector ? 'TRUE' : '$3::text IS NULL'}
+        AND superseded_at IS NULL AND invalidated_at IS NULL AND ${f.sql}
+      ORDER BY ${vector ? 'distance NULLS LAST' : 'created_at DESC'}`,
+    [participantId, prefix, vector ?? null, ...f.params],
+  );
+  return rows;
+}

@@ -19,7 +19,7 @@ import { insertWorkingSummary } from '../store/episodes.js';
 import { seal } from '../crypto/cipher.js';
 import { enqueueConsolidation } from '../consolidation/queue.js';
 import type { FactTier, RetentionClass, Source } from '../types.js';
-import { QUOTAS, score } from './scoring.js';
+import { QUOTAS, answerThreshold, score } from './scoring.js';
 import { countTokens, jsonTokens } from './tokens.js';
 import { openWorking, sealWorking, serializeWorking, updateWorking } from './working-memory.js';
 import { RECONSTRUCTION_DIRECTIVE, CONTROLLER_OPACITY_DIRECTIVE, STATE_DIRECTIVE, reconstructionTopic } from './directives.js';
@@ -77,32 +77,37 @@ export class ContextAssembler {
     const lastSpeaker = lastSpoken && 'participantId' in lastSpoken.speaker ? lastSpoken.speaker.participantId : undefined;
     const reconstructFor = lastSpoken && lastSpeaker && anonymous.has(lastSpeaker) ? lastSpoken : undefined;
     const queryText = recent.map((m) => withoutMentions(m.text)).join('\n') || 'hello';
-    const [queryVector, speakerVector] = await this.service.embedder.embed(
-      reconstructFor ? [queryText, withoutMentions(reconstructFor.text)] : [queryText],
-    );
+    // Two vectors: the recent exchange (what the room is talking about) and the last line a
+    // participant said (what was just asked: a participant's facts are ranked by it, and it is
+    // what an anonymous speaker's story is compared with).
+    const question = lastSpoken ? withoutMentions(lastSpoken.text) || queryText : queryText;
+    const [queryVector, questionVector] = await this.service.embedder.embed([queryText, question]);
+    const speakerVector = reconstructFor ? questionVector : undefined;
     const q = toVectorLiteral(queryVector!);
+    const qa = toVectorLiteral(questionVector!);
     const scoped: Scope = { ...scope, participantIds: present };
     const current = 'superseded_at IS NULL AND invalidated_at IS NULL';
     const statements = [
       { text: 'SELECT version, persona, directives, core FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 AND invalidated_at IS NULL ORDER BY version DESC LIMIT 1', params: [tenantId, npcId] },
       { text: WORKING_SELECT, params: [tenantId, gameId, request.roomId, npcId] },
       {
-        text: `SELECT ${candidateColumns(true, false)}, embedding <=> $1::vector AS distance FROM memory.clues
+        text: `SELECT ${candidateColumns(true, false)}, embedding <=> $1::vector AS distance, embedding <=> $5::vector AS match_distance FROM memory.clues
                WHERE tenant_id = $2 AND game_id = $3 AND npc_id = $4 AND ${current} ORDER BY distance LIMIT ${LIMITS.clues}`,
-        params: [q, tenantId, gameId, npcId],
+        params: [q, tenantId, gameId, npcId, qa],
       },
       {
-        text: `SELECT ${candidateColumns(false, true)}, embedding <=> $1::vector AS distance FROM memory.social
-               WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY participant_id ORDER BY importance DESC, created_at DESC) AS rank
+        text: `SELECT ${candidateColumns(false, true)}, embedding <=> $1::vector AS distance, embedding <=> $5::vector AS match_distance FROM memory.social
+               WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY participant_id
+                                                   ORDER BY fact_key = 'speaker.name' DESC, embedding <=> $5::vector NULLS LAST, importance DESC, created_at DESC) AS rank
                             FROM memory.social WHERE tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[]) AND ${current}) ranked
                             WHERE rank <= ${LIMITS.socialPerParticipant})
                  AND tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[])`,
-        params: [q, tenantId, npcId, present],
+        params: [q, tenantId, npcId, present, qa],
       },
       {
-        text: `SELECT ${candidateColumns(false, false)}, embedding <=> $1::vector AS distance FROM memory.lore
+        text: `SELECT ${candidateColumns(false, false)}, embedding <=> $1::vector AS distance, embedding <=> $4::vector AS match_distance FROM memory.lore
                WHERE tenant_id = $2 AND npc_id = $3 AND ${current} ORDER BY distance LIMIT ${LIMITS.lore}`,
-        params: [q, tenantId, npcId],
+        params: [q, tenantId, npcId, qa],
       },
       {
         text: `SELECT ${EPISODE_COLUMNS}, embedding <=> $1::vector AS distance FROM memory.episodic
@@ -199,6 +204,8 @@ export class ContextAssembler {
         confidence: c.row.confidence,
         score: round(c.score),
       };
+      const matchDistance = (c.row as { match_distance?: number | null }).match_distance;
+      if (matchDistance !== null && matchDistance !== undefined) fact.match = round(1 - Number(matchDistance));
       const stateKey = normalizeKey(c.row.fact_key);
       if (stateKeys.has(stateKey) && String(stateKeys.get(stateKey)) !== body.value) {
         fact.standing = 'memory_contradicted_by_state';
@@ -310,6 +317,7 @@ export class ContextAssembler {
       directives,
       pinned,
       tokens: { budget, total: 0, sections: sectionTokens },
+      retrieval: { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id) },
       timingsMs: { retrieve: 0, build: 0 },
     };
     window.tokens.total = Object.values(sectionTokens).reduce((a, b) => a + b, 0);

@@ -58,3 +58,18 @@ export const QUOTAS = {
 
 /** Working memory is summarized when its transcript passes this share of its quota. */
 export const SUMMARIZE_AT = 0.8;
+
+/**
+ * The similarity between a question and a remembered fact at which the fact answers it, per
+ * embedding space (cosine of the question with the fact's second-person summary). Calibrated on
+ * the natural-phrasing dev split (docs/eval): the sentence encoder puts a question and the fact
+ * it asks about at 0.3-0.65 and a question about something never said below 0.3; lexical hashing
+ * only matches shared words. Other models: 0.35 until calibrated.
+ */
+export function answerThreshold(embedderId: string): number {
+  if (embedderId.startsWith('use-lite')) return ANSWER_THRESHOLDS.sentenceEncoder;
+  if (embedderId.startsWith('local-hash')) return ANSWER_THRESHOLDS.hashing;
+  return ANSWER_THRESHOLDS.other;
+}
+
+export const ANSWER_THRESHOLDS = { sentenceEncoder: 0.3, hashing: 0.12, other: 0.35 } as const;

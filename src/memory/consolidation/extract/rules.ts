@@ -251,6 +251,21 @@ export class RuleExtractor implements Extractor {
   }
 }
 
+/** Guard inputs only: attempts on the NPC's persona or the world's rules, and (for serialized working memory, which has no single speaker) game details. */
+export function guardCandidates(episode: EpisodeInput): Candidate[] {
+  const kinds = new Set<CandidateKind>(episode.kind === 'utterance' ? ['persona_rewrite', 'npc_claim', 'world_rule_claim'] : ['persona_rewrite', 'npc_claim', 'world_rule_claim', 'game']);
+  return extractFrom(episode).filter((c) => kinds.has(c.kind));
+}
+
+/** A clause about neither the speaker nor the NPC: a game detail (a clue) or a fact about the world (lore). */
+export function worldFact(clause: string): Omit<Candidate, 'episodeId' | 'participantId' | 'text'> | undefined {
+  for (const rule of [RULES[2]!, RULES[RULES.length - 1]!]) {
+    const found = rule(clause);
+    if (found) return Array.isArray(found) ? found[0] : found;
+  }
+  return undefined;
+}
+
 export function extractFrom(episode: EpisodeInput): Candidate[] {
   const out: Candidate[] = [];
   for (const clause of clauses(episode.text)) {

@@ -1,0 +1,228 @@
+/**
+ * English as players write it, for the offline components on both sides of the boundary (the
+ * memory service's extractor, the NPC runtime's offline responder). Built on wink-nlp's English
+ * model: tokens, parts of speech and lemmas; this module adds what a chat line needs on top:
+ * filler and @mentions removed, clauses, person (who a clause is about), and re-voicing a
+ * first-person clause in the second or third person ("I keep bees" -> "you keep bees").
+ *
+ * Nothing here knows a memory tier or a game rule: it only reads language.
+ */
+import winkNLP from 'wink-nlp';
+import model from 'wink-eng-lite-web-model';
+
+const nlp = winkNLP(model);
+const its = nlp.its;
+
+export interface Token {
+  /** As written. */
+  text: string;
+  /** Lowercase, contractions kept as their own token ("'ve"). */
+  lower: string;
+  lemma: string;
+  /** Universal POS tag (PRON, VERB, AUX, NOUN, PROPN, ADJ, ADP, DET, CCONJ, SCONJ, INTJ, PUNCT, NUM, ...). */
+  pos: string;
+  /** Whether a space preceded it in the original. */
+  spaced: boolean;
+}
+
+export interface Clause {
+  tokens: Token[];
+  text: string;
+  question: boolean;
+}
+
+/** Chat filler that carries nothing: dropped at the edges of a clause. */
+const FILLER = new Set(
+  'ok okay so hmm hm um uh uhh ugh oh ah well lol lmao haha hahaha hehe tbh honestly anyway anyways btw yeah yep yes no nah hey hi hello there like guys right omg wow just'.split(' '),
+);
+const FIRST_PERSON = new Set(['i', 'me', 'my', 'mine', 'myself', 'we', 'us', 'our', 'ours', 'ourselves']);
+const SECOND_PERSON = new Set(['you', 'your', 'yours', 'yourself', 'ya', 'u']);
+const QUESTION_OPENERS = new Set(['what', 'where', 'who', 'whom', 'whose', 'which', 'when', 'why', 'how', 'do', 'does', 'did', 'is', 'are', 'was', 'were', 'can', 'could', 'would', 'will', 'should', 'have', 'has', 'am', 'remember', 'any']);
+
+/** "I'm" and "i'm" are one token in the model; spelled out first so the pronoun is seen. */
+function expand(text: string): string {
+  return text
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/\b([Ii])'m\b/g, '$1 am')
+    .replace(/\b([Ii])m\b(?=\s)/g, '$1 am')
+    .replace(/\bim\b(?=\s+(?:a|an|so|really|very|from|in|at|not|allergic|afraid|scared|terrified|into|from)\b)/gi, 'I am');
+}
+
+/** Text without @mentions (an address, not content). */
+export const withoutMentions = (text: string) => text.replace(/(^|\s)@[\p{L}\p{N}_.-]+[,:]?/gu, '$1').replace(/\s{2,}/g, ' ').trim();
+
+export function tokens(text: string): Token[] {
+  const doc = nlp.readDoc(expand(withoutMentions(text)));
+  const all = doc.tokens();
+  const raw = all.out() as string[];
+  const lemmas = all.out(its.lemma as never) as unknown as string[];
+  const pos = all.out(its.pos) as string[];
+  const spaces = all.out(its.precedingSpaces) as string[];
+  return raw.map((text, i) => ({ text, lower: text.toLowerCase(), lemma: String(lemmas[i]).toLowerCase(), pos: String(pos[i]), spaced: (spaces[i] ?? '').length > 0 }));
+}
+
+export function render(toks: readonly Token[]): string {
+  return toks
+    .map((t, i) => (i > 0 && t.spaced ? ' ' : '') + t.text)
+    .join('')
+    .trim();
+}
+
+const isSubject = (t: Token | undefined) => !!t && (t.pos === 'PRON' || t.lower === 'i') && !['it', 'that', 'this', 'what', 'who'].includes(t.lower);
+
+/**
+ * Sentences split into clauses at punctuation and coordinating conjunctions, only where what
+ * follows can stand alone (a subject and a verb, or "my <noun>"): "I'm allergic to cats and my
+ * sister Mia would love this" is two clauses; "two cats, Pixel and Moss" stays one.
+ */
+export function clauses(text: string): Clause[] {
+  const all = tokens(text);
+  const out: Clause[] = [];
+  let current: Token[] = [];
+  const flush = () => {
+    const trimmed = trimFiller(current);
+    const last = current[current.length - 1];
+    if (trimmed.length > 0 && trimmed.some((t) => t.pos !== 'PUNCT')) {
+      const question = last?.text === '?' || QUESTION_OPENERS.has(trimmed[0]!.lower) && trimmed.some((t) => t.text === '?');
+      out.push({ tokens: trimmed, text: render(trimmed), question: question || last?.text === '?' });
+    }
+    current = [];
+  };
+  for (let i = 0; i < all.length; i++) {
+    const t = all[i]!;
+    if (t.pos === 'PUNCT' && /^[.!?;]+$/.test(t.text)) {
+      current.push(t);
+      flush();
+      continue;
+    }
+    const boundary = (t.pos === 'PUNCT' && /^[,:\u2013\u2014-]+$/.test(t.text)) || (t.pos === 'CCONJ' && ['and', 'but', 'so', 'or'].includes(t.lower));
+    if (boundary && current.length > 0 && startsClause(all, i + 1)) {
+      flush();
+      continue;
+    }
+    current.push(t);
+  }
+  flush();
+  return out;
+}
+
+/** Whether the tokens from `i` can stand alone as a clause. */
+function startsClause(all: readonly Token[], i: number): boolean {
+  let j = i;
+  while (j < all.length && (FILLER.has(all[j]!.lower) || all[j]!.pos === 'INTJ' || (all[j]!.pos === 'CCONJ') || all[j]!.pos === 'PUNCT')) j++;
+  const first = all[j];
+  if (!first) return false;
+  if (['my', 'our', 'your'].includes(first.lower) && all[j + 1]?.pos !== undefined) return true;
+  if (isSubject(first) || first.pos === 'PROPN') {
+    for (let k = j + 1; k < Math.min(all.length, j + 4); k++) if (all[k]!.pos === 'VERB' || all[k]!.pos === 'AUX') return true;
+  }
+  // An elided subject: "..., grew up in Halifax", "..., been at Globex for years".
+  return first.pos === 'VERB' && first.lemma !== first.lower && !['forget', 'scrap', 'ignore'].includes(first.lemma);
+}
+
+function trimFiller(toks: readonly Token[]): Token[] {
+  let a = 0;
+  let b = toks.length;
+  const edge = (t: Token) => FILLER.has(t.lower) || t.pos === 'INTJ' || t.pos === 'PUNCT' || t.pos === 'CCONJ';
+  while (a < b && edge(toks[a]!)) a++;
+  while (b > a && edge(toks[b - 1]!)) b--;
+  // "Hi there, ..." leaves "there" as an adverb: a greeting, not content.
+  return toks.slice(a, b);
+}
+
+/** Who a clause speaks about: the speaker (first person), the listener, or neither. */
+export function person(clause: Clause): 'first' | 'second' | 'other' {
+  for (const t of clause.tokens) {
+    if (FIRST_PERSON.has(t.lower)) return 'first';
+    if (SECOND_PERSON.has(t.lower)) return 'second';
+  }
+  // An elided first-person subject: "grew up just outside Halifax", "been at Globex for years".
+  const first = clause.tokens[0];
+  if (first && ((first.pos === 'VERB' && first.lemma !== first.lower) || first.lower === 'been')) return 'first';
+  return 'other';
+}
+
+/** A clause whose subject was left out ("grew up in Halifax") gets its speaker back. */
+export function withSubject(clause: Clause): Token[] {
+  const first = clause.tokens[0];
+  if (!first) return [];
+  const pronoun = (text: string, spaced = true): Token => ({ text, lower: text.toLowerCase(), lemma: text.toLowerCase(), pos: 'PRON', spaced });
+  if (first.lower === 'been') return [pronoun('I', false), { ...pronoun('have'), pos: 'AUX' }, { ...first, spaced: true }, ...clause.tokens.slice(1)];
+  if (first.pos === 'VERB' && first.lemma !== first.lower && !FIRST_PERSON.has(first.lower)) return [pronoun('I', false), { ...first, spaced: true }, ...clause.tokens.slice(1)];
+  return [...clause.tokens];
+}
+
+const SECOND: Record<string, string> = {
+  i: 'you', me: 'you', my: 'your', mine: 'yours', myself: 'yourself',
+  we: 'you', us: 'you', our: 'your', ours: 'yours', ourselves: 'yourselves',
+  am: 'are', "'m": "'re",
+};
+const THIRD: Record<string, string> = {
+  i: 'they', me: 'them', my: 'their', mine: 'theirs', myself: 'themselves',
+  we: 'they', us: 'them', our: 'their', ours: 'theirs', ourselves: 'themselves',
+  am: 'are', "'m": "'re",
+};
+
+/**
+ * A first-person clause said back to its speaker ("I was born in Cork" -> "You were born in
+ * Cork") or about them ("they were born in Cork"). Other words are kept as written.
+ */
+export function revoice(toks: readonly Token[], to: 'second' | 'third'): string {
+  const table = to === 'second' ? SECOND : THIRD;
+  const out: Token[] = [];
+  for (let i = 0; i < toks.length; i++) {
+    const t = toks[i]!;
+    const prev = out[out.length - 1];
+    let word = table[t.lower];
+    if (t.lower === 'was' && prev && ['you', 'they'].includes(prev.lower)) word = 'were';
+    if (t.lower === 'was' && i > 0 && ['i', 'we'].includes(toks[i - 1]!.lower)) word = 'were';
+    if (t.lower === 'have' && to === 'third' && prev?.lower === 'they') word = undefined;
+    // "my" opens a noun phrase; "I" and "me" are the subject and object.
+    if (word) {
+      const cased = i === 0 || t.text[0] === t.text[0]!.toUpperCase() && t.lower !== 'i' ? word.charAt(0).toUpperCase() + word.slice(1) : word;
+      out.push({ ...t, text: i === 0 ? cased : word, lower: word });
+    } else {
+      out.push(t);
+    }
+  }
+  return render(out);
+}
+
+/** Content lemmas of a text (nouns, verbs, adjectives, proper nouns, numbers), for matching. */
+export function contentLemmas(text: string): string[] {
+  return tokens(text)
+    .filter((t) => ['NOUN', 'VERB', 'ADJ', 'PROPN', 'NUM'].includes(t.pos) && !FILLER.has(t.lower))
+    .map((t) => t.lemma);
+}
+
+export interface ForgetRequest {
+  /** What to forget, as said ("my husband"), or '' for "that" (what the speaker said last). */
+  about: string;
+}
+
+const FORGET_VERBS = new Set(['forget', 'scrap', 'disregard', 'ignore', 'delete', 'erase', 'drop', 'strike', 'unlearn', 'remove']);
+
+/**
+ * A request to forget something the speaker said: an imperative (or "please"/"can you") forget
+ * verb whose object is what they said or told ("forget what I said about my husband", "scrap
+ * that", "please forget my address", "never mind what I told you about the job").
+ */
+export function forgetRequest(text: string): ForgetRequest | undefined {
+  for (const clause of clauses(text)) {
+    const toks = clause.tokens.filter((t) => !['please', 'pls', 'plz', 'can', 'could', 'would', 'you', 'just', 'kindly', 'actually'].includes(t.lower));
+    const first = toks[0];
+    if (!first) continue;
+    const neverMind = first.lower === 'never' && toks[1]?.lower === 'mind';
+    if (!neverMind && !FORGET_VERBS.has(first.lemma)) continue;
+    const rest = toks.slice(neverMind ? 2 : 1);
+    // Not the NPC's own instructions or the game: those are the poisoning guard's.
+    if (rest.some((t) => ['instruction', 'instructions', 'rule', 'rules', 'prompt', 'programming', 'persona', 'character'].includes(t.lower))) return undefined;
+    if (rest.length > 0 && rest[0]!.lower === 'it' && rest.length === 1) return { about: '' };
+    const aboutAt = rest.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
+    if (aboutAt >= 0) return { about: render(rest.slice(aboutAt + 1)) };
+    const said = rest.some((t) => ['say', 'tell', 'mention', 'share'].includes(t.lemma));
+    if (rest.length === 0 || (rest.length === 1 && ['that', 'this', 'it', 'everything'].includes(rest[0]!.lower)) || said) return { about: '' };
+    if (rest[0] && ['my', 'our', 'the', 'that', 'this'].includes(rest[0].lower)) return { about: render(rest) };
+  }
+  return undefined;
+}

@@ -1,0 +1,208 @@
+/**
+ * The offline extractor: open-domain, built on the language module (wink-nlp's English model).
+ *
+ * Every clause of an utterance is read for who it is about:
+ * - a request to forget ("forget what I said about my husband", "scrap that") is a `forget`;
+ * - an attempt on the NPC's persona or the world's rules goes to the poisoning guard (the rule
+ *   extractor's guard rules, rules.ts);
+ * - a first-person clause is a self-disclosure: it becomes a fact about the speaker, said back
+ *   in the second person ("You keep bees on a rooftop in Lyon."), with a slot key where its words
+ *   name one (home, origin, pets, family, health, fears, trips, ...) and an open key otherwise;
+ *   unless it carries a game detail (a code, a hiding place, progress in the puzzle), which
+ *   makes it a clue;
+ * - a clause about neither: a game detail is a clue, a statement about the world is lore.
+ *
+ * Slots are recognized from lemmas (what a word is, in any inflection), not from phrasings: the
+ * same fact said in any word order lands in the same slot. A line with an update marker ("now",
+ * "actually", "just moved", "not any more") updates its slot: consolidation then supersedes the
+ * old value even when the new fact's key is not the same.
+ */
+import { clauses, forgetRequest, person, revoice, withSubject, type Clause, type Token } from '../../../language/index.js';
+import { gameDetail } from '../firewall.js';
+import { guardCandidates, worldFact } from './rules.js';
+import { SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
+
+type Slot = keyof typeof SLOTS;
+
+/** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
+const SLOT_LEMMAS: [Slot, readonly string[]][] = [
+  ['allergy', ['allergic', 'allergy', 'intolerant', 'intolerance', 'anaphylactic', 'epipen']],
+  ['health', ['asthma', 'asthmatic', 'diabetic', 'diabetes', 'vegan', 'vegetarian', 'celiac', 'coeliac', 'migraine', 'insomnia', 'colorblind', 'deaf', 'blind', 'pregnant', 'injury', 'injure', 'surgery', 'sick', 'illness', 'disease', 'condition', 'medication']],
+  ['fear', ['afraid', 'scared', 'scare', 'terrified', 'terrify', 'fear', 'phobia', 'frightened', 'frighten', 'petrified', 'creep', 'freak', 'nightmare', 'dread']],
+  ['family', ['wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'sister', 'brother', 'sibling', 'twin', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew', 'fiance', 'fiancee', 'fiancé', 'fiancée', 'family', 'stepmom', 'stepdad', 'sis', 'bro']],
+  ['pet', ['dog', 'cat', 'puppy', 'pup', 'kitten', 'pet', 'hamster', 'parrot', 'rabbit', 'bunny', 'horse', 'pony', 'goldfish', 'fish', 'tortoise', 'turtle', 'snake', 'lizard', 'ferret', 'gerbil', 'budgie', 'iguana', 'gecko', 'chicken', 'hen', 'goat', 'labrador', 'retriever', 'terrier', 'poodle', 'spaniel', 'collie', 'beagle', 'husky']],
+  ['origin', ['grow', 'born', 'bear', 'raise', 'originally', 'hometown', 'native', 'childhood']],
+  ['home', ['live', 'move', 'reside', 'relocate', 'base', 'home', 'apartment', 'flat', 'house', 'neighborhood', 'neighbourhood', 'rent']],
+  ['occupation', ['work', 'job', 'employ', 'employer', 'career', 'profession', 'shift', 'boss', 'colleague', 'office', 'hire', 'company', 'firm', 'salary', 'retire', 'intern', 'freelance', 'trade']],
+  ['trip', ['trip', 'travel', 'visit', 'holiday', 'vacation', 'fly', 'flight', 'backpack', 'journey', 'tour', 'cruise', 'abroad', 'honeymoon']],
+  ['hobby', ['hobby', 'spare', 'weekend', 'pastime', 'collect', 'knit', 'paint', 'bake', 'hike', 'climb', 'garden', 'fish', 'surf', 'ski', 'skate', 'dance', 'sing', 'play', 'practice', 'practise', 'train', 'run', 'swim', 'cycle', 'brew', 'sew', 'draw']],
+  ['likes', ['love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'prefer', 'into']],
+  ['dislikes', ['hate', 'dislike', 'loathe', 'despise', 'detest', 'stand']],
+];
+
+const KIND_OF: Record<Slot, CandidateKind> = {
+  name: 'name',
+  occupation: 'occupation',
+  home: 'home',
+  origin: 'origin',
+  pet: 'pet',
+  family: 'family',
+  health: 'health',
+  allergy: 'health',
+  likes: 'preference',
+  dislikes: 'dislike',
+  fear: 'fear',
+  trip: 'trip',
+  hobby: 'hobby',
+  open: 'personal',
+};
+
+/** Slots that hold one value: a new value replaces the old one. */
+const SINGLE: ReadonlySet<Slot> = new Set(['name', 'occupation', 'home', 'origin']);
+
+/** Markers of a changed value ("we've just moved", "actually ...", "not any more", "I'm a nurse now"). */
+const UPDATE_LEMMAS = new Set(['now', 'actually', 'anymore', 'switch', 'change', 'nowadays', 'lately', 'since', 'recently', 'finally']);
+const UPDATE_PHRASES = /\b(?:no longer|not any ?more|just moved|moved to|new job|changed? (?:my|jobs?|careers?)|these days|turns out|correction|i meant|scratch that and)\b/i;
+
+/** States of the moment in a game, not facts about a life ("I'm stuck", "I'm back"). */
+const MOMENTARY = new Set('fine ok okay good great sorry here back ready done sure tired hungry lost stuck bored confused busy alone right wrong close sure certain curious excited nervous listening trying looking waiting thinking coming going'.split(' '));
+/** Verbs of the moment and of thinking aloud: what follows is a plan or an opinion about the room. */
+const TRANSIENT_AUX = new Set(['will', "'ll", 'shall', 'should', 'could', 'might', 'must', 'can', 'gonna', 'wanna', 'let', "'d"]);
+const COGNITION = new Set(['think', 'guess', 'bet', 'reckon', 'believe', 'suppose', 'wonder', 'know', 'mean', 'see', 'agree', 'hope', 'need', 'want', 'feel']);
+
+export class OpenDomainExtractor implements Extractor {
+  readonly id = 'open-v1';
+
+  async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
+    return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen(e) : guardCandidates(e)));
+  }
+}
+
+export function extractOpen(episode: EpisodeInput): Candidate[] {
+  const out: Candidate[] = [];
+  const push = (c: Omit<Candidate, 'episodeId' | 'participantId'>) => out.push({ ...c, episodeId: episode.id, participantId: episode.participantId });
+  const forget = forgetRequest(episode.text);
+  if (forget) {
+    const slot = forget.about ? slotOf(clauses(forget.about)[0]?.tokens ?? []) : undefined;
+    push({
+      kind: slot ? KIND_OF[slot.slot] : 'personal',
+      op: 'forget',
+      key: slot && slot.slot !== 'open' ? SLOTS[slot.slot] : '',
+      value: forget.about,
+      summary: forget.about ? `You asked me to forget what you said about ${revoice(clauses(forget.about)[0]?.tokens ?? [], 'second')}.` : 'You asked me to forget what you said.',
+      confidence: 0.9,
+      text: episode.text,
+    });
+    return out;
+  }
+  const updating = UPDATE_PHRASES.test(episode.text);
+  for (const clause of clauses(episode.text)) {
+    if (clause.question) continue;
+    const guarded = guardCandidates({ ...episode, text: clause.text });
+    if (guarded.length > 0) {
+      for (const g of guarded) push(g);
+      continue;
+    }
+    const who = person(clause);
+    if (who === 'second') continue; // about the NPC: the guard rules above had their say
+    if (who === 'other') {
+      const world = worldFact(clause.text);
+      if (world) push({ ...world, text: clause.text });
+      continue;
+    }
+    const fact = selfDisclosure(clause, updating);
+    if (fact) push(fact);
+  }
+  return out;
+}
+
+/** A first-person clause as a fact about the speaker, or undefined when it says nothing lasting. */
+function selfDisclosure(clause: Clause, updating: boolean): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+  const toks = withSubject(clause);
+  if (game(clause)) {
+    return { kind: 'game', key: `game.${gameDetail(clause.text, true)}`, value: clause.text, summary: cap(clause.text), confidence: 0.8, text: clause.text };
+  }
+  if (!lasting(toks)) return undefined;
+  const found = slotOf(toks);
+  const summary = sentence(revoice(toks, 'second'));
+  const body = summary.replace(/^You\s+/, '').replace(/[.!]$/, '');
+  const op = updating || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
+  const { slot, noun } = found;
+  const value = SINGLE.has(slot) ? (properSpan(toks) ?? body) : body;
+  const key = slot === 'name' ? SLOTS.name : SINGLE.has(slot) ? SLOTS[slot] : slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[slot]}.${slug(noun ?? contentOf(toks), 2)}`;
+  const hedged = toks.some((t) => ['maybe', 'perhaps', 'probably', 'guess', 'might'].includes(t.lower));
+  return { kind: KIND_OF[slot], op, key, value, summary, confidence: hedged ? 0.5 : 0.8, text: clause.text };
+}
+
+/** The speaker's own name: "my name is Ada", "call me Ada", "I'm Ada". */
+function nameOf(toks: readonly Token[]): string | undefined {
+  const lower = toks.map((t) => t.lower);
+  const at = (i: number) => (toks[i]?.pos === 'PROPN' || /^[A-Z]/.test(toks[i]?.text ?? '') ? toks[i]!.text : undefined);
+  for (let i = 0; i < toks.length; i++) {
+    if (lower[i] === 'name' && ['my', 'the'].includes(lower[i - 1] ?? '') && ['is', "'s"].includes(lower[i + 1] ?? '')) return toks[i + 2]?.text;
+    if (lower[i] === 'call' && lower[i + 1] === 'me') return at(i + 2);
+    if (lower[i] === 'i' && lower[i + 1] === 'am' && toks.length <= 4) return at(i + 2);
+    if (lower[i] === 'i' && ['am', "'m"].includes(lower[i + 1] ?? '') && lower[i + 2] === 'called') return at(i + 3);
+  }
+  return undefined;
+}
+
+export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string } {
+  if (nameOf(toks)) return { slot: 'name' };
+  // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
+  // thing the clause is about.
+  const possessed = toks.findIndex((t, i) => i > 0 && ['my', 'our'].includes(toks[i - 1]!.lower) || (i > 1 && ['my', 'our'].includes(toks[i - 2]!.lower) && toks[i - 1]!.pos === 'ADJ'));
+  const order = possessed >= 0 ? [toks[possessed]!, ...toks] : toks;
+  for (const t of order) {
+    for (const [slot, lemmas] of SLOT_LEMMAS) {
+      if (lemmas.includes(t.lemma) || lemmas.includes(t.lower)) {
+        if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma))) continue;
+        if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) continue;
+        return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
+      }
+    }
+  }
+  return { slot: 'open' };
+}
+
+/** Whether a first-person clause states something about a life, not the moment in the room. */
+function lasting(toks: readonly Token[]): boolean {
+  const content = toks.filter((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB', 'NUM', 'ADV'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
+  if (content.length === 0) return false;
+  if (toks.some((t) => TRANSIENT_AUX.has(t.lower))) return false;
+  const subjectAt = toks.findIndex((t) => t.lower === 'i' || t.lower === 'we');
+  const verb = subjectAt >= 0 ? toks.slice(subjectAt + 1).find((t) => t.pos === 'VERB' || t.pos === 'AUX' && !['am', 'are', 'was', 'were', "'m", "'re"].includes(t.lower)) : undefined;
+  if (verb && COGNITION.has(verb.lemma) && subjectAt >= 0 && toks.indexOf(verb) <= subjectAt + 2) return false;
+  if (toks.some((t) => t.lower === 'not' || t.lower === "n't") && content.length < 2) return false;
+  // "I'm stuck", "I'm back": one momentary word is all there is.
+  const words = content.map((t) => t.lower);
+  if (words.every((w) => MOMENTARY.has(w) || ['so', 'really', 'very', 'just', 'totally', 'still', 'also', 'too', 'now'].includes(w))) return false;
+  // A progressive of the moment: "I'm looking at the door".
+  if (toks.some((t, i) => ['am', "'m", 'are', "'re"].includes(t.lower) && toks[i + 1]?.pos === 'VERB' && toks[i + 1]!.lower.endsWith('ing')) && toks.some((t) => ['door', 'room', 'key', 'lock', 'box', 'here', 'this', 'that'].includes(t.lower))) return false;
+  return true;
+}
+
+/** A first-person clause about the game, not about a life ("I found the key behind the map"). */
+function game(clause: Clause): boolean {
+  return gameDetail(clause.text, true) !== undefined;
+}
+
+/** The proper name(s) of a clause, last span first: "Geneva" in "we've just moved house, to Geneva". */
+function properSpan(toks: readonly Token[]): string | undefined {
+  const spans: string[] = [];
+  let run: string[] = [];
+  toks.forEach((t, i) => {
+    if (i > 0 && (t.pos === 'PROPN' || (/^[A-Z]/.test(t.text) && t.pos !== 'PRON' && t.lower !== 'i'))) run.push(t.text);
+    else if (run.length) (spans.push(run.join(' ')), (run = []));
+  });
+  if (run.length) spans.push(run.join(' '));
+  return spans.at(-1);
+}
+
+const contentOf = (toks: readonly Token[]) =>
+  toks
+    .filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma))
+    .map((t) => t.lemma)
+    .join(' ') || 'thing';
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const sentence = (s: string) => `${cap(s.replace(/[\s,;:]+$/, ''))}${/[.!?]$/.test(s) ? '' : '.'}`;
