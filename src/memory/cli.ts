@@ -9,6 +9,7 @@ import type { Database } from './db/types.js';
 import path from 'node:path';
 import { registerAdminCommands } from './admin/cli.js';
 import { registerLifecycleCommands } from './lifecycle/cli.js';
+import { registerReembedCommand } from './embeddings/cli.js';
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -48,6 +49,7 @@ program
 
 registerAdminCommands(program, withDatabase);
 registerLifecycleCommands(program, withDatabase);
+registerReembedCommand(program, withDatabase);
 
 program.parseAsync().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
