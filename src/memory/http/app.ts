@@ -9,6 +9,7 @@ import { toPublicError } from './errors.js';
 import { memoryRoutes } from './routes/memories.js';
 import { contextRoutes } from './routes/context.js';
 import { adminRoutes } from './routes/admin.js';
+import { inspectionRoutes } from './routes/inspection.js';
 import type { AdminServices } from '../admin/services.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
@@ -24,7 +25,7 @@ export interface MemoryRouteDeps {
 }
 
 /** Every route module of the API, one per feature (routes/*.ts). */
-const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes, adminRoutes, lifecycleRoutes];
+const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes, adminRoutes, inspectionRoutes, lifecycleRoutes];
 
 export interface MemoryAppOptions {
   service: MemoryService;
