@@ -1,6 +1,7 @@
 /**
- * `npm run eval` (seed 002), `npm run eval:extended` (seed 002 section 9), `npm run
- * eval:scenarios` (seed 000), and `eval verify <result.json>`. See docs/eval/README.md.
+ * `npm run eval` (seed 002; `seed002-all`: with its rephrased variants), `npm run eval:natural`
+ * (natural-phrasing paired tenants, dev or test split), `npm run eval:scenarios` (seed 000), and
+ * `eval verify <result.json>`. See docs/eval/README.md.
  */
 import { Command, Option } from 'commander';
 import { parsePrices, type Prices } from './cost.js';
@@ -88,63 +89,135 @@ targetOptions(
   if (opts.enforceTargets && !summary.ok) process.exitCode = 1;
 });
 
+program
+  .command('natural')
+  .description('natural-phrasing paired tenants: recall, paraphrase, update, stale, abstention, forget, same-game, erasure; ablations; bootstrap CIs (docs/eval/README.md)')
+  .addOption(new Option('--split <split>', 'which split (tune on dev only; test is for reporting)').choices(['dev', 'test']).makeOptionMandatory())
+  .addOption(new Option('--backend <backend>', 'database of the system started in process').choices(['pglite', 'postgres']).default('pglite'))
+  .addOption(new Option('--database-url <url>', 'with --backend postgres: the server (a fresh database is created and dropped)').env('DATABASE_URL'))
+  .option('--dataset <file>', 'dataset (default: eval/datasets/natural.<split>.json)')
+  .option('--pairs <n>', 'use only the first n pairs (a quick look; a valid run uses all, at least 20)')
+  .option('--settle-ms <ms>', 'settling interval after setup and after erasure', '150')
+  .option('--reply-timeout-ms <ms>', 'longest wait for one NPC reply', '10000')
+  .option('--no-ablations', 'skip the retrieval ablations')
+  .option('--output <file>', 'result JSON, written once (default: eval/results/natural-<split>-<backend>.json)')
+  .option('--report <file>', 'also write a markdown report here')
+  .option('--price-per-1k <input,output>', "the model's price per 1,000 input and output tokens, for cost per probe (recorded in the result)")
+  .option('--enforce-targets', 'exit 1 when a target is not met')
+  .action(async (opts: { split: 'dev' | 'test'; backend: 'pglite' | 'postgres'; databaseUrl?: string; dataset?: string; pairs?: string; settleMs: string; replyTimeoutMs: string; ablations: boolean; output?: string; report?: string; pricePer1k?: string; enforceTargets?: boolean }) => {
+    const prices = pricesOf(opts.pricePer1k);
+    if (opts.backend === 'postgres' && !opts.databaseUrl) fail('--backend postgres needs --database-url (or DATABASE_URL)');
+    const { generateNatural } = await import('./natural/generate.js');
+    const { naturalFiles } = await import('./natural/files.js');
+    const { runExtended } = await import('./extended/run.js');
+    const { summarizeExtended, extendedMarkdown, consoleReport } = await import('./extended/summary.js');
+    const { writeFile } = await import('node:fs/promises');
+    const settleMs = nonNegative('--settle-ms', opts.settleMs);
+    const file = opts.dataset ?? naturalFiles[opts.split];
+    const output = opts.output ?? `eval/results/natural-${opts.split}-${opts.backend}.json`;
+    const loaded = await loadDataset(file);
+    const dataset = structuredClone(loaded.dataset);
+    if (opts.pairs) {
+      dataset.pairs = dataset.pairs.slice(0, nonNegative('--pairs', opts.pairs));
+      const keep = new Set(dataset.pairs.flat());
+      dataset.tenants = dataset.tenants.filter((t) => keep.has(t.alias));
+    }
+    const reproducible = `${JSON.stringify(generateNatural({ split: opts.split }), null, 2)}\n` === loaded.text;
+    const revision = gitRevision();
+    const startedAt = new Date().toISOString();
+    const target = await startInProcess({ databaseUrl: opts.backend === 'postgres' ? opts.databaseUrl : undefined });
+    let pairs;
+    try {
+      pairs = await runExtended(target, dataset, { settleMs, ablations: opts.ablations, replyTimeoutMs: nonNegative('--reply-timeout-ms', opts.replyTimeoutMs), onProgress: progressBar(`natural ${opts.split}`) });
+    } finally {
+      await target.close();
+    }
+    const summary = summarizeExtended(pairs, dataset, prices);
+    await writeResultOnce(output, {
+      schema: 'npc-memory/eval-natural@1',
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      revision,
+      command: ['npm run eval:natural --', ...process.argv.slice(3)].join(' '),
+      split: opts.split,
+      dataset: { file, sha256: loaded.sha256, name: loaded.dataset.name, pairsUsed: dataset.pairs.length, regeneratesIdentically: reproducible, content: JSON.parse(loaded.text) as unknown },
+      configuration: {
+        settleMs,
+        settling: 'wait settle-ms, then drain the consolidation queue',
+        pricesPer1k: prices ?? null,
+        ablations: opts.ablations ? ['full', 'transcript', 'episodic', 'social'] : [],
+        backend: target.backend,
+        bootstrap: { resamples: 2000, level: 0.95, seed: 1, unit: 'tenant pair' },
+      },
+      models: target.models,
+      environment: environment(),
+      targets: dataset.targets,
+      summary,
+      pairs,
+    });
+    if (opts.report) {
+      await writeFile(opts.report, extendedMarkdown(summary, { title: `Natural-phrasing evaluation, ${opts.split} split`, revision, startedAt, datasetSha256: loaded.sha256, output, backend: target.backend, pairs: dataset.pairs.length }));
+    }
+    console.log(`${consoleReport(summary)}\nresult: ${output}${opts.report ? `\nreport: ${opts.report}` : ''}`);
+    if (!reproducible) console.log(`note: ${file} no longer regenerates identically from src/eval/natural/generate.ts`);
+    if (opts.enforceTargets && !summary.ok) process.exitCode = 1;
+  });
+
+/** Seed 002 and its two rephrased variants, each on a fresh system, side by side. */
+const SEED002_VARIANTS = [
+  { name: 'original', file: 'eval/datasets/seed-002.json' },
+  { name: 'setup rephrased', file: 'eval/datasets/seed-002-setup-rephrased.json' },
+  { name: 'questions rephrased', file: 'eval/datasets/seed-002-questions-rephrased.json' },
+];
+
 targetOptions(
   program
-    .command('extended')
-    .description('seed 002 section 9: >= 20 pairs, five domains, update/stale/deletion/paraphrase/abstention, ablations, bootstrap CIs')
-    .option('--dataset <file>', 'generated dataset (eval split by default; regenerate with src/eval/extended/write-datasets.ts)', 'eval/datasets/extended.json')
-    .option('--pairs <n>', 'use only the first n pairs (a quick look; a valid run uses all, at least 20)')
-    .option('--settle-ms <ms>', 'settling interval after setup and after erasure', '150')
-    .option('--no-ablations', 'skip the retrieval ablations')
-    .option('--output <file>', 'result JSON, written once (default: eval/results/extended-<time>.json)')
-    .option('--report <file>', 'markdown report', 'docs/eval/extended.md')
-    .option('--price-per-1k <input,output>', "the model's price per 1,000 input and output tokens, for cost per probe (recorded in the result)")
-    .option('--enforce-targets', 'exit 1 when a target is missed'),
-).action(async (opts: { dataset: string; pairs?: string; settleMs: string; ablations: boolean; output?: string; report: string; pricePer1k?: string; enforceTargets?: boolean; engineUrl?: string; databaseUrl?: string }) => {
-  const prices = pricesOf(opts.pricePer1k);
-  if (opts.engineUrl) fail('the extended experiment needs the memory service and its keys (erasure, ablations): run it in process');
-  const { generateExtended } = await import('./extended/generate.js');
-  const { runExtended } = await import('./extended/run.js');
-  const { summarizeExtended, extendedMarkdown } = await import('./extended/summary.js');
-  const { writeFile } = await import('node:fs/promises');
+    .command('seed002-all')
+    .description("seed 002 and its rephrased variants (setup in other words; questions in other words), side by side: target >= 15/18 and 0 leaks each")
+    .option('--settle-ms <ms>', 'settling interval after the setup messages', '150')
+    .option('--repetitions <n>', 'repetitions per variant, each with fresh identities', '3')
+    .option('--reply-timeout-ms <ms>', 'longest wait for one NPC reply', '10000')
+    .option('--min-passed <n>', 'probes that must pass per variant (of 6 x repetitions)', '15')
+    .option('--output <file>', 'result JSON, written once (default: eval/results/seed-002-all-<backend>-<time>.json)')
+    .option('--enforce-targets', 'exit 1 when a variant misses its target'),
+).action(async (opts: { settleMs: string; repetitions: string; replyTimeoutMs: string; minPassed: string; output?: string; enforceTargets?: boolean; engineUrl?: string; operatorToken?: string; databaseUrl?: string }) => {
   const settleMs = nonNegative('--settle-ms', opts.settleMs);
-  const output = opts.output ?? `eval/results/extended-${stamp()}.json`;
-  const loaded = await loadDataset(opts.dataset);
-  const dataset = structuredClone(loaded.dataset);
-  if (opts.pairs) {
-    dataset.pairs = dataset.pairs.slice(0, nonNegative('--pairs', opts.pairs));
-    const keep = new Set(dataset.pairs.flat());
-    dataset.tenants = dataset.tenants.filter((t) => keep.has(t.alias));
-  }
-  const regenerated = generateExtended({ split: dataset.name.endsWith('-dev') ? 'dev' : 'eval' });
-  const reproducible = JSON.stringify(regenerated) === JSON.stringify(loaded.dataset);
-  const revision = gitRevision();
+  const repetitions = nonNegative('--repetitions', opts.repetitions);
+  const minPassed = nonNegative('--min-passed', opts.minPassed);
   const startedAt = new Date().toISOString();
-  const target = await openTarget(opts);
-  let pairs;
-  try {
-    pairs = await runExtended(target, dataset, { settleMs, ablations: opts.ablations, onProgress: progressBar('extended') });
-  } finally {
-    await target.close();
+  const variants = [];
+  let backend = 'unknown';
+  for (const variant of SEED002_VARIANTS) {
+    const { dataset, sha256, text } = await loadDataset(variant.file);
+    const target = await openTarget(opts);
+    backend = target.backend;
+    let records: RepetitionRecord[];
+    try {
+      records = await runSeed002(target, dataset, { settleMs, repetitions, replyTimeoutMs: nonNegative('--reply-timeout-ms', opts.replyTimeoutMs), onProgress: progressBar(`seed-002 ${variant.name}`) });
+    } finally {
+      await target.close();
+    }
+    const summary = summarize(records, dataset.targets);
+    variants.push({ ...variant, sha256, content: JSON.parse(text) as unknown, summary, met: summary.passed >= minPassed && summary.leaks.length === 0, repetitions: records });
   }
-  const summary = summarizeExtended(pairs, dataset, prices);
+  const output = opts.output ?? `eval/results/seed-002-all-${backend}-${stamp()}.json`;
   await writeResultOnce(output, {
-    schema: 'npc-memory/eval-extended@1',
+    schema: 'npc-memory/eval-seed002-all@1',
     startedAt,
     finishedAt: new Date().toISOString(),
-    revision,
-    command: ['npm run eval:extended --', ...process.argv.slice(3)].join(' '),
-    dataset: { file: opts.dataset, sha256: loaded.sha256, name: loaded.dataset.name, pairsUsed: dataset.pairs.length, regeneratesIdentically: reproducible, content: JSON.parse(loaded.text) as unknown },
-    configuration: { settleMs, pricesPer1k: prices ?? null, ablations: opts.ablations ? ['full', 'transcript', 'episodic', 'social'] : [], backend: target.backend, bootstrap: { resamples: 2000, level: 0.95, seed: 1, unit: 'tenant pair' } },
-    models: target.models,
+    revision: gitRevision(),
+    command: ['npx tsx src/eval/cli.ts seed002-all', ...process.argv.slice(3)].join(' '),
+    configuration: { settleMs, repetitions, backend, target: { minPassed, leaks: 0 } },
     environment: environment(),
-    targets: dataset.targets,
-    summary,
-    pairs,
+    variants,
   });
-  await writeFile(opts.report, extendedMarkdown(summary, { revision, startedAt, datasetSha256: loaded.sha256, output, backend: target.backend, pairs: dataset.pairs.length }));
-  console.log(`${Object.entries(summary.byKind).map(([k, v]) => `${k} ${v.passed}/${v.probes}`).join(', ')}\nforeign leaks ${summary.foreignLeaks.length}, identity confirmations ${summary.identityConfirmations.length}, deletion failures ${summary.deletionFailures.length}\np95 ${summary.latency.endToEnd.p95Ms} ms\ntargets: ${Object.entries(summary.targets).map(([k, v]) => `${k} ${v ? 'met' : 'MISSED'}`).join(', ')}\nresult: ${output}\nreport: ${opts.report}`);
-  if (opts.enforceTargets && !summary.ok) process.exitCode = 1;
+  console.log('variant               passed   leaks  missing  p95 ms  target');
+  for (const v of variants) {
+    console.log(`${v.name.padEnd(21)} ${`${v.summary.passed}/${v.summary.probes}`.padEnd(8)} ${String(v.summary.leaks.length).padEnd(6)} ${String(v.summary.missingRecall.count).padEnd(8)} ${String(v.summary.latency.p95Ms).padEnd(7)} ${v.met ? 'met' : 'NOT MET'}`);
+    for (const k of v.summary.leaks) console.log(`  LEAK rep ${k.repetition} ${k.tenant}/${k.probeId}: "${k.leaked}" (${k.owner}'s) in "${k.reply}"`);
+  }
+  console.log(`result: ${output}`);
+  if (opts.enforceTargets && variants.some((v) => !v.met)) process.exitCode = 1;
 });
 
 program
@@ -197,7 +270,7 @@ program
 program
   .command('adjudication-sheet')
   .description('semantic recall by blinded human judges, step 1: a shuffled sheet of replies (no tenant, probe kind or score) and its key')
-  .argument('<result>', 'an extended-experiment result file')
+  .argument('<result>', 'a natural (or earlier extended) result file')
   .option('--out <dir>', 'where to write sheet.csv (for the judges) and key.json (for the organiser only)', 'eval/adjudication')
   .option('--seed <n>', 'shuffle seed', '1')
   .action(async (file: string, opts: { out: string; seed: string }) => {
@@ -205,7 +278,7 @@ program
     const { mkdir, writeFile } = await import('node:fs/promises');
     const text = await readFile(file, 'utf8');
     const result = JSON.parse(text) as { pairs?: Parameters<typeof adjudicationSheet>[0] };
-    if (!Array.isArray(result.pairs)) fail(`${file} is not an extended-experiment result (it has no "pairs")`);
+    if (!Array.isArray(result.pairs)) fail(`${file} is not a natural or extended result (it has no "pairs")`);
     const { csv, key } = adjudicationSheet(result.pairs, text, nonNegative('--seed', opts.seed));
     await mkdir(opts.out, { recursive: true });
     await writeFile(`${opts.out}/sheet.csv`, csv);

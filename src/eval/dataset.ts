@@ -11,7 +11,7 @@ import { sha256 } from './result-file.js';
 
 const strict = { additionalProperties: false } as const;
 
-export const PROBE_KINDS = ['recall', 'paraphrase', 'update', 'stale', 'deletion', 'abstention'] as const;
+export const PROBE_KINDS = ['recall', 'paraphrase', 'update', 'stale', 'deletion', 'abstention', 'forget', 'same-game'] as const;
 export type ProbeKind = (typeof PROBE_KINDS)[number];
 const Strings = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 20 });
 
@@ -24,11 +24,27 @@ export const Probe = Type.Object(
     domain: Type.String({ minLength: 1, maxLength: 40 }),
     /** What the probe tests (seed 002 section 9). Only recall probes take part in the pairing invariant. (Default: "recall") */
     kind: Type.Optional(Type.Enum(PROBE_KINDS)),
-    /** "after-erasure": asked only once the dataset's erased tenants have been erased. (Default: "main") */
-    phase: Type.Optional(Type.Enum(['main', 'after-erasure'])),
+    /**
+     * "after-erasure": asked only once the dataset's erased tenants have been erased; "same-game":
+     * asked in the shared setup game, right after the paired tenant's setup line number
+     * `afterPartnerLine` (0-based). (Default: "main")
+     */
+    phase: Type.Optional(Type.Enum(['main', 'after-erasure', 'same-game'])),
+    afterPartnerLine: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Every one must appear (the current value). */
     required: Type.Optional(Strings),
+    /** The paired tenant's values: any one of them in the reply is a foreign-fact leak. */
     forbidden: Type.Optional(Strings),
+    /** At least one must appear. */
     anyOf: Type.Optional(Strings),
+    /**
+     * The tenant's OWN values that must not appear: the superseded value (update, stale), the
+     * forgotten or erased value with all its variants (forget, deletion), any value at all
+     * (abstention). A hit fails the probe but is not a foreign leak.
+     */
+    ownForbidden: Type.Optional(Strings),
+    /** Which template family the question came from (generated datasets: for the split checks). */
+    template: Type.Optional(Type.String({ maxLength: 80 })),
   },
   strict,
 );
@@ -40,6 +56,24 @@ export const Tenant = Type.Object(
     /** Memory statements, said to the NPC in the setup game, in order. */
     setup: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 50 }),
     probes: Type.Array(Probe, { minItems: 1, maxItems: 100 }),
+    /** What the setup says, for reports and the split checks (generated datasets). */
+    facts: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            domain: Type.String({ minLength: 1, maxLength: 40 }),
+            value: Type.String({ minLength: 1, maxLength: 200 }),
+            /** kept; updated (value is the new one, previous the old); forgotten (the tenant asked the NPC to forget it). */
+            status: Type.Enum(['kept', 'updated', 'forgotten']),
+            previous: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            /** Template ids of the lines that state, change or retract it. */
+            templates: Type.Array(Type.String({ maxLength: 80 }), { maxItems: 10 }),
+          },
+          strict,
+        ),
+        { maxItems: 30 },
+      ),
+    ),
   },
   strict,
 );
@@ -67,6 +101,8 @@ export const Dataset = Type.Object(
         maxLatencyMs: Type.Number({ exclusiveMinimum: 0 }),
         /** p95 at or under this. (issue 9: 50 ms with the offline responder) */
         p95LatencyMs: Type.Number({ exclusiveMinimum: 0 }),
+        /** Minimum pass rate per probe kind (natural datasets), reported as met or not. */
+        byKind: Type.Optional(Type.Record(Type.String(), Type.Number({ minimum: 0, maximum: 1 }))),
       },
       strict,
     ),
@@ -96,7 +132,7 @@ export function parseDataset(text: string): Dataset {
     const first = [...Value.Errors(Dataset, raw)][0];
     throw new DatasetError(`the dataset does not match its schema at ${first?.instancePath || '/'}: ${first?.message ?? 'invalid'}`);
   }
-  const problems = pairingProblems(raw);
+  const problems = [...pairingProblems(raw), ...kindProblems(raw)];
   if (problems.length > 0) throw new DatasetError(`the dataset breaks the pairing invariant:\n- ${problems.join('\n- ')}`);
   return raw;
 }
@@ -139,6 +175,36 @@ export function pairingProblems(dataset: Pick<Dataset, 'pairs' | 'tenants'>): st
     }
   }
   for (const t of dataset.tenants) if (paired.get(t.alias) !== 1) problems.push(`${t.alias} must be in exactly one pair`);
+  return problems;
+}
+
+/**
+ * What each probe kind must carry so that a wrong reply fails it: update and stale name the
+ * current value (required) and forbid the superseded one (ownForbidden); forget and deletion
+ * forbid the value (ownForbidden) and demand nothing that could contain it; abstention asks for
+ * a not-knowing marker (anyOf) and forbids the paired tenant's values; same-game forbids them.
+ */
+export function kindProblems(dataset: Pick<Dataset, 'tenants'>): string[] {
+  const problems: string[] = [];
+  for (const t of dataset.tenants) {
+    for (const p of t.probes) {
+      const kind = p.kind ?? 'recall';
+      const req = p.required ?? [];
+      const own = p.ownForbidden ?? [];
+      const where = `${t.alias}/${p.id} (${kind})`;
+      const low = (xs: readonly string[]) => xs.map((x) => x.toLowerCase());
+      const clash = [...low(req), ...low(p.anyOf ?? [])].filter((x) => low([...own, ...(p.forbidden ?? [])]).some((y) => x.includes(y) || y.includes(x)));
+      if (clash.length) problems.push(`${where}: demands and forbids the same string (${clash.join(', ')})`);
+      if ((kind === 'update' || kind === 'stale') && (req.length === 0 || own.length === 0 || p.phase === 'after-erasure')) {
+        problems.push(`${where}: must require the current value and forbid the superseded one (ownForbidden)`);
+      }
+      if ((kind === 'forget' || kind === 'deletion') && own.length === 0) problems.push(`${where}: must forbid the forgotten value (ownForbidden)`);
+      if (kind === 'abstention' && ((p.anyOf ?? []).length === 0 || (p.forbidden ?? []).length === 0)) problems.push(`${where}: needs not-knowing markers (anyOf) and the paired tenant's values (forbidden)`);
+      if (kind === 'same-game' && (p.phase !== 'same-game' || p.afterPartnerLine === undefined || (p.forbidden ?? []).length === 0)) {
+        problems.push(`${where}: must be asked in the setup game after a partner line and forbid the partner's value`);
+      }
+    }
+  }
   return problems;
 }
 

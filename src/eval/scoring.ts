@@ -7,11 +7,12 @@
  * Missing recall and foreign-fact leakage are kept apart: a reply can miss and leak at once.
  */
 
-/** NFD, drop combining marks, lower case, trim, collapse whitespace. */
+/** NFD, drop combining marks, typographic apostrophes to ', lower case, trim, collapse whitespace. */
 export function normalize(text: string): string {
   return text
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')
+    .replace(/[\u2018\u2019\u02bc]/gu, "'")
     .toLowerCase()
     .replace(/\s+/g, ' ')
     .trim();
@@ -24,6 +25,11 @@ export interface Expectation {
   forbidden?: readonly string[];
   /** At least one must appear (ignored when empty). */
   anyOf?: readonly string[];
+  /**
+   * The tenant's own values that must not appear here: superseded (update, stale), forgotten or
+   * erased (forget, deletion), or any (abstention). A hit fails the probe; it is not a foreign leak.
+   */
+  ownForbidden?: readonly string[];
 }
 
 export interface Score {
@@ -34,6 +40,8 @@ export interface Score {
   leaked: string[];
   /** True when an any-of list was given and none of it was found. */
   anyOfMissed: boolean;
+  /** Own forbidden strings found (a superseded, forgotten or unasked-for value); only when ownForbidden was given. */
+  ownLeaked?: string[];
 }
 
 export function scoreReply(reply: string, expectation: Expectation): Score {
@@ -43,7 +51,9 @@ export function scoreReply(reply: string, expectation: Expectation): Score {
   const leaked = (expectation.forbidden ?? []).filter((s) => has(s));
   const anyOf = expectation.anyOf ?? [];
   const anyOfMissed = anyOf.length > 0 && !anyOf.some(has);
-  return { pass: missing.length === 0 && leaked.length === 0 && !anyOfMissed, missing, leaked, anyOfMissed };
+  if (expectation.ownForbidden === undefined) return { pass: missing.length === 0 && leaked.length === 0 && !anyOfMissed, missing, leaked, anyOfMissed };
+  const ownLeaked = expectation.ownForbidden.filter((s) => has(s));
+  return { pass: missing.length === 0 && leaked.length === 0 && !anyOfMissed && ownLeaked.length === 0, missing, leaked, anyOfMissed, ownLeaked };
 }
 
 /**

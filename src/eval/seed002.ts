@@ -36,7 +36,7 @@ export interface ProbeRecord {
   domain: string;
   kind: string;
   question: string;
-  expectation: { required: string[]; forbidden: string[]; anyOf: string[] };
+  expectation: { required: string[]; forbidden: string[]; anyOf: string[]; ownForbidden?: string[] };
   reply: string | null;
   latencyMs: number;
   score: Score;
@@ -119,7 +119,7 @@ export async function runSeed002(target: EvalTarget, dataset: Dataset, options: 
         const gameId = await players.get(a)!.newGame(definition);
         await players.get(b)!.client.join(gameId);
         for (const { alias, text } of chunk) {
-          const exchange = await players.get(alias)!.ask(gameId, `@${npcName} ${text}`, npcName, timeout);
+          const exchange = await players.get(alias)!.ask(gameId, addressed(text, npcName), npcName, timeout);
           record.setup.push({ repetition: rep, tenant: alias, sent: exchange.sent, reply: exchange.reply ?? null, latencyMs: exchange.latencyMs, identityConfirmation: confirmation(exchange) });
           tick(`rep ${rep} setup ${alias}`);
         }
@@ -135,7 +135,7 @@ export async function runSeed002(target: EvalTarget, dataset: Dataset, options: 
         const gameId = await player.newGame(definition);
         const asked: [Probe, Exchange][] = [];
         for (const probe of chunk) {
-          asked.push([probe, await player.ask(gameId, `@${npcName} ${probe.question}`, npcName, timeout)]);
+          asked.push([probe, await player.ask(gameId, addressed(probe.question, npcName), npcName, timeout)]);
           tick(`rep ${rep} probe ${tenant.alias}`);
         }
         const turns = target.operatorToken ? await npcTurns(target.engineUrl, target.operatorToken, gameId).catch(() => []) : [];
@@ -150,7 +150,12 @@ export async function runSeed002(target: EvalTarget, dataset: Dataset, options: 
 }
 
 export function probeRecord(repetition: number, tenant: string, pairedWith: string, probe: Probe, exchange: Exchange, turn?: OperatorTurn): ProbeRecord {
-  const expectation = { required: [...(probe.required ?? [])], forbidden: [...(probe.forbidden ?? [])], anyOf: [...(probe.anyOf ?? [])] };
+  const expectation = {
+    required: [...(probe.required ?? [])],
+    forbidden: [...(probe.forbidden ?? [])],
+    anyOf: [...(probe.anyOf ?? [])],
+    ...(probe.ownForbidden ? { ownForbidden: [...probe.ownForbidden] } : {}),
+  };
   return {
     repetition,
     tenant,
@@ -221,6 +226,11 @@ export function summarize(repetitions: readonly RepetitionRecord[], targets: Dat
     targets: met,
     ok: Object.values(met).every(Boolean),
   };
+}
+
+/** The line as said: datasets may @mention the NPC anywhere in a line; otherwise the runner puts `@Name ` in front. */
+export function addressed(text: string, npcName: string): string {
+  return new RegExp(`@${npcName}(?![^\\s@,.;:!?])`, 'u').test(text) ? text : `@${npcName} ${text}`;
 }
 
 /** The two tenants' setup lines, alternating, as they are said in the shared game. */

@@ -13,7 +13,8 @@ import type { Dataset, Probe, Tenant } from '../dataset.js';
 import { gameWith, npcTurns } from '../game.js';
 import { Player } from '../player.js';
 import { scoreReply, type Score } from '../scoring.js';
-import { chunks, interleave, probeRecord, type ProbeRecord, type SetupRecord } from '../seed002.js';
+import { addressed, chunks, interleave, probeRecord, type ProbeRecord, type SetupRecord } from '../seed002.js';
+import { normalize } from '../scoring.js';
 import type { EvalTarget } from '../target.js';
 import { ABLATIONS, ablate, type Ablation } from './ablations.js';
 
@@ -74,22 +75,32 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
     for (const t of tenants) players.set(t.alias, await Player.account(target.engineUrl, `x${tag}-${t.alias}`, t.alias));
     const record: PairRecord = { pair, tenants: [a, b], setup: [], probes: [], ablations: [], erasures: [] };
 
-    // 1. Setup: both tenants in the same game(s), one line each in turn.
-    const lines = interleave(tenants[0], tenants[1]);
+    // 1. Setup: both tenants in the same game(s), one line each in turn; a same-game probe is
+    //    asked by one tenant right after the other's line it names (afterPartnerLine).
+    const steps = setupSteps(tenants[0], tenants[1]);
     const setupGames: string[] = [];
-    for (const chunk of chunks(lines, 6)) {
+    for (const chunk of chunks(steps, 6)) {
       const gameId = await players.get(a)!.newGame(definition);
       await players.get(b)!.client.join(gameId);
       setupGames.push(gameId);
-      for (const { alias, text } of chunk) {
-        const x = await players.get(alias)!.ask(gameId, `@${npc.firstName} ${text}`, npc.firstName, timeout);
-        record.setup.push({ repetition: pair, tenant: alias, sent: x.sent, reply: x.reply ?? null, latencyMs: x.latencyMs, identityConfirmation: null });
+      const asked = [];
+      for (const step of chunk) {
+        const text = step.probe ? step.probe.question : step.text;
+        const x = await players.get(step.alias)!.ask(gameId, addressed(text, npc.firstName), npc.firstName, timeout);
+        if (step.probe) asked.push({ step, probe: step.probe, x });
+        else record.setup.push({ repetition: pair, tenant: step.alias, sent: x.sent, reply: x.reply ?? null, latencyMs: x.latencyMs, identityConfirmation: null });
+      }
+      if (asked.length) {
+        const turns = target.operatorToken ? await npcTurns(target.engineUrl, target.operatorToken, gameId).catch(() => []) : [];
+        for (const { step, probe, x } of asked) {
+          record.probes.push({ ...probeRecord(pair, step.alias, step.alias === a ? b : a, probe, x, turns.find((t) => t.triggerSeq === x.seq)), pair, phase: 'same-game' });
+        }
       }
     }
     await target.settle(options.settleMs);
 
     // The participant ids as the memory service knows them: from its own episodic rows of the setup game.
-    const participantOf = await participantIds(memory, setupGames[0]!, npc.npcId, tenants);
+    const participantOf = await participantIds(memory, setupGames, npc.npcId, tenants);
 
     // 2. Main probes, each tenant alone in new games.
     const ask = async (tenant: Tenant, probes: Probe[], phase: string) => {
@@ -97,7 +108,7 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
         const player = players.get(tenant.alias)!;
         const gameId = await player.newGame(definition);
         const asked = [];
-        for (const probe of chunk) asked.push({ probe, x: await player.ask(gameId, `@${npc.firstName} ${probe.question}`, npc.firstName, timeout) });
+        for (const probe of chunk) asked.push({ probe, x: await player.ask(gameId, addressed(probe.question, npc.firstName), npc.firstName, timeout) });
         const turns = target.operatorToken ? await npcTurns(target.engineUrl, target.operatorToken, gameId).catch(() => []) : [];
         for (const { probe, x } of asked) {
           const pairedWith = tenant.alias === a ? b : a;
@@ -105,7 +116,7 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
         }
       }
     };
-    for (const t of tenants) await ask(t, t.probes.filter((p) => p.phase !== 'after-erasure'), 'main');
+    for (const t of tenants) await ask(t, t.probes.filter((p) => (p.phase ?? 'main') === 'main'), 'main');
 
     // 3. Ablations: the memory service's context, filtered client-side, composed by the offline responder.
     if (options.ablations !== false) {
@@ -113,9 +124,9 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
       for (const t of tenants) {
         const asker = participantOf.get(t.alias);
         if (!asker) continue;
-        for (const probe of t.probes.filter((p) => p.phase !== 'after-erasure')) {
+        for (const probe of t.probes.filter((p) => (p.phase ?? 'main') === 'main')) {
           for (const scope of ['new-game', 'setup-game'] as const) {
-            const text = `@${npc.firstName} ${probe.question}`;
+            const text = addressed(probe.question, npc.firstName);
             const gameId = scope === 'new-game' ? `eval-ablation-${tag}-${probe.id}` : setupGames[0]!;
             const before = scope === 'new-game' ? [] : transcript;
             const message: RoomMessage = { seq: (before.at(-1)?.seq ?? 0) + 1, speaker: { participantId: asker }, text, targeted: true, ts: Math.floor(Date.now() / 1000) };
@@ -137,7 +148,7 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
                 scope,
                 config,
                 reply,
-                score: scoreReply(reply, { required: probe.required, forbidden: probe.forbidden, anyOf: probe.anyOf }),
+                score: scoreReply(reply, { required: probe.required, forbidden: probe.forbidden, anyOf: probe.anyOf, ownForbidden: probe.ownForbidden }),
                 tokens: tokensOf(window.tokens.sections, config),
                 timingsMs: window.timingsMs,
               });
@@ -151,7 +162,7 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
     for (const t of tenants.filter((x) => erase.has(x.alias))) {
       const participantId = participantOf.get(t.alias);
       const receipt = participantId ? await eraseParticipant(target.memoryUrl, target.adminKey, participantId) : { error: 'participant id not found in episodic memory' };
-      const values = t.probes.filter((p) => (p.kind ?? 'recall') === 'recall').flatMap((p) => p.required ?? []);
+      const values = t.facts ? [...new Set(t.facts.flatMap((f) => [f.value, ...(f.previous ? [f.previous] : [])]))] : t.probes.filter((p) => (p.kind ?? 'recall') === 'recall').flatMap((p) => p.required ?? []);
       const valuesInContext: string[] = [];
       if (participantId) {
         for (const gameId of [setupGames[0]!, `eval-after-erasure-${tag}`]) {
@@ -178,14 +189,37 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
   return out;
 }
 
-async function participantIds(memory: MemoryHttpClient, gameId: string, npcId: string, tenants: readonly Tenant[]): Promise<Map<string, string>> {
-  const { memories } = await memory.listMemories(gameId, npcId, { tier: 'episodic', limit: 200 });
+/**
+ * The participant ids as the memory service knows them, from its own episodic rows of the setup
+ * games: the speaker of most rows that carry one of the tenant's setup lines (the @mention aside).
+ */
+async function participantIds(memory: MemoryHttpClient, gameIds: readonly string[], npcId: string, tenants: readonly Tenant[]): Promise<Map<string, string>> {
+  const rows = [];
+  for (const gameId of gameIds) rows.push(...(await memory.listMemories(gameId, npcId, { tier: 'episodic', limit: 200 })).memories);
+  const bare = (text: string) => normalize(text.replace(/@\S+/g, ' '));
   const found = new Map<string, string>();
   for (const t of tenants) {
-    const row = memories.find((m) => m.participantId && m.text?.includes(t.setup[0]!));
-    if (row?.participantId) found.set(t.alias, row.participantId);
+    const lines = t.setup.map(bare);
+    const votes = new Map<string, number>();
+    for (const m of rows) if (m.participantId && m.text && lines.some((l) => l.length > 0 && bare(m.text!).includes(l))) votes.set(m.participantId, (votes.get(m.participantId) ?? 0) + 1);
+    const best = [...votes].sort((x, y) => y[1] - x[1])[0];
+    if (best) found.set(t.alias, best[0]);
   }
   return found;
+}
+
+/** The setup conversation of a pair: lines alternating, each same-game probe right after the partner line it names. */
+export function setupSteps(a: Tenant, b: Tenant): { alias: string; text: string; probe?: Probe }[] {
+  const out: { alias: string; text: string; probe?: Probe }[] = [];
+  const index = new Map<string, number>();
+  for (const { alias, text } of interleave(a, b)) {
+    const i = index.get(alias) ?? 0;
+    index.set(alias, i + 1);
+    out.push({ alias, text });
+    const other = alias === a.alias ? b : a;
+    for (const probe of other.probes.filter((p) => p.phase === 'same-game' && p.afterPartnerLine === i)) out.push({ alias: other.alias, text: probe.question, probe });
+  }
+  return out;
 }
 
 /** The setup room's lines as RoomMessages (players mapped to their memory-side ids). */

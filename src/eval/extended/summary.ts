@@ -1,19 +1,25 @@
 /** Aggregates of the extended experiment, derived from the raw pair records alone. */
 import type { Dataset } from '../dataset.js';
-import { identityConfirmation, normalize } from '../scoring.js';
+import { identityConfirmation } from '../scoring.js';
 import { bootstrap, summarizeLatency, type Interval, type LatencySummary } from '../stats.js';
 import type { PairRecord } from './run.js';
 import { costOf, type CostSummary, type Prices } from '../cost.js';
 
 export interface ExtendedSummary {
-  /** Main path (engine -> memory -> responder): pass rate per probe kind, CI over tenant pairs. */
+  /**
+   * Pass rate per probe kind, CI over tenant pairs: main path (engine -> memory -> responder) in
+   * new games; "same-game" in the shared setup game; "deletion" and "control" (the second
+   * tenant's recall) after the erasure of the first.
+   */
   byKind: Record<string, Interval & { passed: number; probes: number }>;
-  /** Forbidden strings of the paired tenant found in a reply: every one listed. */
-  foreignLeaks: { pair: number; tenant: string; probeId: string; question: string; reply: string; leaked: string; where: string }[];
-  /** The tenant's own superseded value given as current (update/stale probes). */
+  /** The paired tenant's values (forbidden strings) found in a reply: every one listed. */
+  foreignLeaks: { pair: number; tenant: string; probeId: string; kind: string; question: string; reply: string; leaked: string; where: string }[];
+  /** Update/stale probes answered with the tenant's own superseded value. */
   staleAnswers: { pair: number; tenant: string; probeId: string; reply: string; leaked: string }[];
-  /** The erased tenant's values still in a reply after erasure. */
-  deletionFailures: { pair: number; tenant: string; probeId: string; reply: string; leaked: string }[];
+  /** Forget/deletion probes that failed: the value still said (or anything else the probe forbids or demands). */
+  deletionFailures: { pair: number; tenant: string; probeId: string; kind: string; reply: string; leaked: string[]; missing: string[] }[];
+  /** Abstention probes answered with one of the tenant's own values (a guess, not a leak). */
+  abstentionOwnValues: { pair: number; tenant: string; probeId: string; reply: string; leaked: string[] }[];
   erasure: { erased: number; receiptsOk: number; valuesLeftInContext: { pair: number; tenant: string; values: string[] }[] };
   identityConfirmations: { pair: number; tenant: string; text: string; phrase: string }[];
   /** Ablations: pass rate per scope, config and kind, CI over tenant pairs; foreign leaks; tokens. */
@@ -25,44 +31,48 @@ export interface ExtendedSummary {
   };
   /** Main path: tokens per probe and, given prices, cost per probe. */
   cost: CostSummary;
-  targets: { exactRecall: boolean; leaks: boolean; identity: boolean; p95Latency: boolean; deletion: boolean };
+  /** The dataset's targets: per kind (rate estimate at or above the target) and foreign leaks. */
+  targets: Record<string, { target: number; actual: number; met: boolean }>;
   ok: boolean;
 }
 
+/** The summary's kind of a probe record: after-erasure recall is the control. */
+export const kindOf = (p: { kind: string; phase: string }) => (p.phase === 'after-erasure' && p.kind === 'recall' ? 'control' : p.kind);
+const KIND_ORDER = ['recall', 'paraphrase', 'update', 'stale', 'abstention', 'forget', 'same-game', 'deletion', 'control'];
+
 export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Dataset, 'tenants' | 'targets'>, prices?: Prices): ExtendedSummary {
-  const setupOf = new Map(dataset.tenants.map((t) => [t.alias, normalize(t.setup.join(' '))]));
-  const owner = (leaked: string, tenant: string, paired: string) => (setupOf.get(paired)?.includes(normalize(leaked)) ? 'foreign' : setupOf.get(tenant)?.includes(normalize(leaked)) ? 'own' : 'unknown');
   const probes = pairs.flatMap((p) => p.probes);
-  const pairedWith = (p: PairRecord, t: string) => (p.tenants[0] === t ? p.tenants[1] : p.tenants[0]);
+  const rank = (k: string) => (KIND_ORDER.includes(k) ? KIND_ORDER.indexOf(k) : KIND_ORDER.length);
+  const kinds = [...new Set(probes.map(kindOf))].sort((x, y) => rank(x) - rank(y));
 
   const byKind: ExtendedSummary['byKind'] = {};
-  for (const kind of [...new Set(probes.map((p) => p.kind))]) {
+  for (const kind of kinds) {
     const units = pairs.map((p) => {
-      const mine = p.probes.filter((x) => x.kind === kind);
+      const mine = p.probes.filter((x) => kindOf(x) === kind);
       return [mine.filter((x) => x.score.pass).length, mine.length] as const;
     });
-    const all = probes.filter((p) => p.kind === kind);
+    const all = probes.filter((p) => kindOf(p) === kind);
     byKind[kind] = { ...bootstrap(units), passed: all.filter((p) => p.score.pass).length, probes: all.length };
   }
 
   const foreignLeaks: ExtendedSummary['foreignLeaks'] = [];
   const staleAnswers: ExtendedSummary['staleAnswers'] = [];
   const deletionFailures: ExtendedSummary['deletionFailures'] = [];
+  const abstentionOwnValues: ExtendedSummary['abstentionOwnValues'] = [];
   for (const p of pairs) {
     for (const x of p.probes) {
+      const own = x.score.ownLeaked ?? [];
       for (const leaked of x.score.leaked) {
-        const who = owner(leaked, x.tenant, pairedWith(p, x.tenant));
-        if (who === 'foreign') foreignLeaks.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, question: x.question, reply: x.reply ?? '', leaked, where: 'engine' });
-        else if (x.kind === 'deletion') deletionFailures.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, reply: x.reply ?? '', leaked });
-        else if (x.kind === 'update' || x.kind === 'stale') staleAnswers.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, reply: x.reply ?? '', leaked });
+        foreignLeaks.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, kind: kindOf(x), question: x.question, reply: x.reply ?? '', leaked, where: x.phase === 'same-game' ? 'same-game' : x.phase === 'after-erasure' ? 'engine (after erasure)' : 'engine' });
       }
+      if ((x.kind === 'update' || x.kind === 'stale') && own.length) for (const leaked of own) staleAnswers.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, reply: x.reply ?? '', leaked });
+      if ((x.kind === 'forget' || x.kind === 'deletion') && !x.score.pass) {
+        deletionFailures.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, kind: x.kind, reply: x.reply ?? '', leaked: [...own, ...x.score.leaked], missing: [...x.score.missing, ...(x.score.anyOfMissed ? [`one of: ${x.expectation.anyOf.join(' | ')}`] : [])] });
+      }
+      if (x.kind === 'abstention' && own.length) abstentionOwnValues.push({ pair: p.pair, tenant: x.tenant, probeId: x.probeId, reply: x.reply ?? '', leaked: own });
     }
     for (const a of p.ablations) {
-      for (const leaked of a.score.leaked) {
-        if (owner(leaked, a.tenant, pairedWith(p, a.tenant)) === 'foreign') {
-          foreignLeaks.push({ pair: p.pair, tenant: a.tenant, probeId: a.probeId, question: '', reply: a.reply, leaked, where: `ablation ${a.config} (${a.scope})` });
-        }
-      }
+      for (const leaked of a.score.leaked) foreignLeaks.push({ pair: p.pair, tenant: a.tenant, probeId: a.probeId, kind: a.kind, question: '', reply: a.reply, leaked, where: `ablation ${a.config} (${a.scope})` });
     }
   }
 
@@ -76,7 +86,7 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
           return [mine.filter((a) => a.score.pass).length, mine.length] as const;
         });
         const rows = all.filter((a) => a.scope === scope && a.config === config && a.kind === kind);
-        const foreign = foreignLeaks.filter((l) => l.where === `ablation ${config} (${scope})` && rows.some((r) => r.probeId === l.probeId)).length;
+        const foreign = foreignLeaks.filter((l) => l.where === `ablation ${config} (${scope})` && l.kind === kind).length;
         ((ablations[scope] ??= {})[config] ??= {})[kind] = { ...bootstrap(units), foreignLeaks: foreign, meanTokens: round(rows.reduce((n, r) => n + r.tokens, 0) / (rows.length || 1)) };
       }
     }
@@ -103,19 +113,19 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
     probes.map((p) => p.latencyMs),
     dataset.targets.maxLatencyMs,
   );
-  const exact = byKind.recall;
-  const targets = {
-    exactRecall: exact !== undefined && exact.passed === exact.probes,
-    leaks: foreignLeaks.length <= dataset.targets.leaks,
-    identity: identityConfirmations.length === 0,
-    p95Latency: endToEnd.p95Ms <= dataset.targets.p95LatencyMs,
-    deletion: deletionFailures.length === 0 && erasures.every((e) => 'removed' in e.receipt && e.valuesInContext.length === 0),
-  };
+  const targets: ExtendedSummary['targets'] = {};
+  for (const [kind, target] of Object.entries(dataset.targets.byKind ?? { recall: dataset.targets.recall })) {
+    const actual = byKind[kind]?.estimate ?? Number.NaN;
+    targets[kind] = { target, actual, met: actual >= target };
+  }
+  const mainLeaks = foreignLeaks.filter((l) => !l.where.startsWith('ablation')).length;
+  targets.foreignLeaks = { target: dataset.targets.leaks, actual: mainLeaks, met: mainLeaks <= dataset.targets.leaks };
   return {
     byKind,
     foreignLeaks,
     staleAnswers,
     deletionFailures,
+    abstentionOwnValues,
     erasure: {
       erased: erasures.length,
       receiptsOk: erasures.filter((e) => 'removed' in e.receipt).length,
@@ -130,14 +140,34 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
     },
     cost: costOf(probes.map((p) => p.tokens), prices),
     targets,
-    ok: Object.values(targets).every(Boolean),
+    ok: Object.values(targets).every((t) => t.met),
   };
+}
+
+/** Per-kind rates with intervals, every leak, and the targets: what the CLI prints. */
+export function consoleReport(summary: ExtendedSummary): string {
+  const pct = (x: number) => (Number.isNaN(x) ? 'n/a' : `${(x * 100).toFixed(1)}%`);
+  const lines = ['kind         passed     rate [95% CI over pairs]'];
+  for (const [k, v] of Object.entries(summary.byKind)) lines.push(`${k.padEnd(12)} ${`${v.passed}/${v.probes}`.padEnd(10)} ${pct(v.estimate)} [${pct(v.low)}, ${pct(v.high)}]`);
+  const main = summary.foreignLeaks.filter((l) => !l.where.startsWith('ablation'));
+  lines.push(`foreign-fact leaks (main path and same game): ${main.length}`);
+  for (const l of main) lines.push(`  LEAK pair ${l.pair} ${l.tenant} ${l.probeId} [${l.where}]: "${l.leaked}" in "${l.reply}"`);
+  const abl = summary.foreignLeaks.filter((l) => l.where.startsWith('ablation'));
+  lines.push(`foreign-fact leaks in ablations: ${abl.length}`);
+  for (const l of abl) lines.push(`  LEAK pair ${l.pair} ${l.tenant} ${l.probeId} [${l.where}]: "${l.leaked}" in "${l.reply}"`);
+  lines.push(`stale answers (own old value): ${summary.staleAnswers.length}; forget/deletion failures: ${summary.deletionFailures.length}; abstentions answered with an own value: ${summary.abstentionOwnValues.length}`);
+  lines.push(`erasure: ${summary.erasure.receiptsOk}/${summary.erasure.erased} receipts, erased values still in a fresh context window: ${summary.erasure.valuesLeftInContext.length}`);
+  lines.push(`identity confirmations: ${summary.identityConfirmations.length}`);
+  const e = summary.latency.endToEnd;
+  lines.push(`latency ms: mean ${e.meanMs}, median ${e.medianMs}, p95 ${e.p95Ms}, max ${e.maxMs}`);
+  lines.push(`targets: ${Object.entries(summary.targets).map(([k, t]) => `${k} ${k === 'foreignLeaks' ? t.actual : pct(t.actual)} (${k === 'foreignLeaks' ? `<= ${t.target}` : `>= ${pct(t.target)}`}) ${t.met ? 'met' : 'NOT MET'}`).join('; ')}`);
+  return lines.join('\n');
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
 
 /** The markdown report (docs/eval/extended.md). */
-export function extendedMarkdown(summary: ExtendedSummary, meta: { revision: string; startedAt: string; datasetSha256: string; output: string; backend: string; pairs: number }): string {
+export function extendedMarkdown(summary: ExtendedSummary, meta: { title: string; revision: string; startedAt: string; datasetSha256: string; output: string; backend: string; pairs: number }): string {
   const pct = (i: Interval) => (Number.isNaN(i.estimate) ? 'n/a' : `${(i.estimate * 100).toFixed(1)}% [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}]`);
   const kinds = Object.entries(summary.byKind)
     .map(([k, v]) => `| ${k} | ${v.passed}/${v.probes} | ${pct(v)} |`)
@@ -145,7 +175,7 @@ export function extendedMarkdown(summary: ExtendedSummary, meta: { revision: str
   const abl: string[] = [];
   for (const [scope, configs] of Object.entries(summary.ablations)) {
     for (const [config, byKind] of Object.entries(configs)) {
-      const cells = ['recall', 'paraphrase', 'update', 'stale', 'abstention'].map((k) => (byKind[k] ? pct(byKind[k]) : ''));
+      const cells = ['recall', 'paraphrase', 'update', 'stale', 'abstention', 'forget'].map((k) => (byKind[k] ? pct(byKind[k]) : ''));
       const leaks = Object.values(byKind).reduce((n, v) => n + v.foreignLeaks, 0);
       const tokens = byKind.recall?.meanTokens ?? 0;
       abl.push(`| ${scope} | ${config} | ${cells.join(' | ')} | ${leaks} | ${tokens} |`);
@@ -153,7 +183,7 @@ export function extendedMarkdown(summary: ExtendedSummary, meta: { revision: str
   }
   const st = summary.latency.stages;
   const e = summary.latency.endToEnd;
-  return `# Extended experiment (seed 002 section 9)
+  return `# ${meta.title}
 
 Run ${meta.startedAt}, revision \`${meta.revision}\`, backend ${meta.backend}, ${meta.pairs} tenant pairs, dataset sha256 \`${meta.datasetSha256.slice(0, 16)}…\`.
 Raw result: \`${meta.output}\` (every reply, score and timing; the numbers below are derived from it).
@@ -168,12 +198,13 @@ ${kinds}
 - foreign-fact leaks: **${summary.foreignLeaks.length}**${summary.foreignLeaks.map((l) => `\n  - pair ${l.pair} ${l.tenant} ${l.probeId} (${l.where}): "${l.leaked}" in "${l.reply}"`).join('')}
 - identity confirmations: **${summary.identityConfirmations.length}**
 - stale answers (own superseded value given): ${summary.staleAnswers.length}
-- erasure: ${summary.erasure.receiptsOk}/${summary.erasure.erased} receipts; deletion failures in replies: ${summary.deletionFailures.length}; erased values still in a fresh context window: ${summary.erasure.valuesLeftInContext.length}
+- abstentions answered with an own value: ${summary.abstentionOwnValues.length}
+- erasure: ${summary.erasure.receiptsOk}/${summary.erasure.erased} receipts; forget/deletion failures in replies: ${summary.deletionFailures.length}; erased values still in a fresh context window: ${summary.erasure.valuesLeftInContext.length}
 
 ## Ablations (memory service context, sections kept client-side, same offline responder)
 
-| game | config | recall | paraphrase | update | stale | abstention | foreign leaks | tokens (recall) |
-|---|---|---|---|---|---|---|---:|---:|
+| game | config | recall | paraphrase | update | stale | abstention | forget | foreign leaks | tokens (recall) |
+|---|---|---|---|---|---|---|---|---:|---:|
 ${abl.join('\n')}
 
 "new-game": probes asked in a game the NPC never met the tenant in (cross-game, the protocol's case).
@@ -195,7 +226,7 @@ ${costLine(summary.cost)}
 
 ## Targets
 
-${Object.entries(summary.targets).map(([k, v]) => `- ${k}: ${v ? 'met' : '**missed**'}`).join('\n')}
+${Object.entries(summary.targets).map(([k, v]) => `- ${k}: ${v.actual} (target ${v.target}) ${v.met ? 'met' : '**not met**'}`).join('\n')}
 `;
 }
 

@@ -1,0 +1,17 @@
+import type { Dataset } from '../dataset.js';
+
+export const naturalFiles = {
+  dev: 'eval/datasets/natural.dev.json',
+  test: 'eval/datasets/natural.test.json',
+  manifest: 'eval/datasets/natural.manifest.json',
+} as const;
+
+/** Pairs, tenants, setup lines and probes per kind (after-erasure recall counted as "control"). */
+export function sizesOf(dataset: Dataset): { pairs: number; tenants: number; setupLines: number; probes: Record<string, number> } {
+  const probes: Record<string, number> = {};
+  for (const p of dataset.tenants.flatMap((t) => t.probes)) {
+    const kind = p.phase === 'after-erasure' && (p.kind ?? 'recall') === 'recall' ? 'control' : (p.kind ?? 'recall');
+    probes[kind] = (probes[kind] ?? 0) + 1;
+  }
+  return { pairs: dataset.pairs.length, tenants: dataset.tenants.length, setupLines: dataset.tenants.reduce((n, t) => n + t.setup.length, 0), probes };
+}
