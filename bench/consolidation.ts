@@ -12,6 +12,7 @@ import { openPGlite } from '../src/memory/db/pglite.js';
 import { openPostgres } from '../src/memory/db/postgres.js';
 import { migrate } from '../src/memory/db/migrate.js';
 import { assemble } from '../src/memory/system.js';
+import { LocalHashEmbedder } from '../src/memory/embeddings/local.js';
 import { createTenant } from '../src/memory/credentials.js';
 import { RuleExtractor } from '../src/memory/consolidation/extract/rules.js';
 import type { EpisodeInput } from '../src/memory/consolidation/extract/types.js';
@@ -19,6 +20,10 @@ import { queueStats } from '../src/memory/consolidation/queue.js';
 import { percentile, progress } from './support.js';
 import { tempDir } from '../test/helpers/database.js';
 import pg from 'pg';
+
+// The pipeline is measured with the hashing embedder; what the default sentence encoder adds (its
+// sentences/s in batches of 64) is measured by bench/run.ts ("Sentence encoder").
+const HASH = new LocalHashEmbedder();
 
 const opts = new Command('bench:consolidation')
   .option('--backend <which>', 'pglite, postgres or both', 'both')
@@ -74,7 +79,7 @@ async function bench(which: string): Promise<Row[]> {
   const rows: Row[] = [];
   try {
     await migrate(db);
-    const system = await assemble(db, { keyringDir: keys.dir, logger: false });
+    const system = await assemble(db, { keyringDir: keys.dir, logger: false, embedder: HASH });
     const { tenantId } = await createTenant(db, 'bench-consolidation');
     const extractor = new RuleExtractor();
     for (const size of sizes) {
@@ -121,7 +126,7 @@ async function lag(which: string): Promise<LagRow> {
   const keys = await tempDir('bench-consolidation-lag');
   try {
     await migrate(db);
-    const system = await assemble(db, { keyringDir: keys.dir, logger: false, lifecycle: { workers: 1 } });
+    const system = await assemble(db, { keyringDir: keys.dir, logger: false, embedder: HASH, lifecycle: { workers: 1 } });
     const { tenantId } = await createTenant(db, 'bench-consolidation-lag');
     const rate = Number(opts.lagRate);
     const seconds = Number(opts.lagSeconds);
