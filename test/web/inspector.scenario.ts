@@ -4,7 +4,8 @@ import { ask, createGame, go, newPlayer, screenshot, signUp, type WebWorld } fro
 
 /**
  * The operator's QA inspector in the browser: the memory ids behind an NPC reply (checked against
- * the memory service's own explanation), the audit ledger verified and then failing after a
+ * the memory service's own explanation) with the remembered text beside each (and its read in the
+ * audit ledger), the audit ledger verified and then failing after a
  * tamper by the database owner, a clone dry-run manifest, and the lineage of a committed clone.
  */
 export function inspector(ctx: { world: WebWorld }): void {
@@ -35,7 +36,7 @@ export function inspector(ctx: { world: WebWorld }): void {
       expect((await session(`Bearer ${world.system.tenant.adminKey}`)).status).toBe(200);
     });
 
-    it('shows the memory ids behind an NPC reply, and no player text', async () => {
+    it('shows the memory ids behind an NPC reply with the remembered text beside each (an audited read), and no other player text', async () => {
       const ivy = await newPlayer(world);
       await signUp(ivy.page, 'ivy-inspected', 'a long enough passphrase');
       const gameId = await createGame(ivy.page);
@@ -67,9 +68,33 @@ export function inspector(ctx: { world: WebWorld }): void {
       await operator.locator('#explain .memory-id').first().waitFor();
       const shown = (await operator.locator('#explain .memory-id').allTextContents()).sort();
       expect(shown).toEqual(expected);
-      const page = await operator.locator('#screen-inspector').innerText();
-      expect(page).toContain(turn.contextId);
-      expect(page).not.toMatch(/Ivy|cartographer/);
+      // Beside each id, what the NPC remembered: opened by the memory service for the operator's
+      // admin principal. The row of the fact it learned from Ivy reads "cartographer".
+      const remembered = await operator.locator('#explain .memory-text').evaluateAll((cells) =>
+        cells.map((c) => ({ id: (c as HTMLElement).dataset.memoryId, text: c.textContent ?? '', unavailable: c.classList.contains('unavailable') })),
+      );
+      expect(remembered.map((r) => r.id).sort()).toEqual(expected);
+      expect(remembered.filter((r) => r.unavailable)).toEqual([]);
+      for (const r of remembered) expect(r.text.trim().length).toBeGreaterThan(0);
+      expect(remembered.some((r) => /cartographer/i.test(r.text))).toBe(true);
+      const row = operator.locator('#explain tr', { has: operator.locator('.memory-text', { hasText: /cartographer/i }) }).first();
+      expect(expected).toContain(await row.locator('.memory-id').innerText());
+      // Nowhere else: the page outside the remembered-text cells still shows no player text.
+      const elsewhere = await operator.locator('#screen-inspector').evaluate((root) => {
+        const copy = root.cloneNode(true) as HTMLElement;
+        for (const cell of copy.querySelectorAll('.memory-text')) cell.remove();
+        return copy.innerText ?? copy.textContent ?? '';
+      });
+      expect(elsewhere).toContain(turn.contextId);
+      expect(elsewhere).not.toMatch(/Ivy|cartographer/);
+      // The read is in the memory service's audit ledger: the operator, the context, the ids.
+      const { records } = await memory<{ records: { action: string; actor: string; subject: string; details: { read: string[] } }[] }>('GET', '/v1/audit/records?limit=1000');
+      const read = records.filter((r) => r.action === 'memory_read' && r.subject === turn.contextId);
+      expect(read.length).toBeGreaterThanOrEqual(1);
+      expect(read.at(-1)!.actor).toBe(`key:${world.system.tenant.adminKey.split('_')[1]}`);
+      expect([...read.at(-1)!.details.read].sort()).toEqual(expected);
+      expect(JSON.stringify(read)).not.toMatch(/cartographer/i);
+      expect(await operator.locator('#memory-read-audit').innerText()).toMatch(/recorded in the audit ledger \(seq \d+\)/);
       await screenshot(operator, '08-inspector-npc-reply');
     });
 

@@ -9,15 +9,19 @@
  * business, not the memory service's: it also needs the engine's operator token, which the page
  * sends as `X-Engine-Operator-Token` and this relay passes to the engine's route unchanged.
  *
- * Text rule: the inspector never shows memory or player text. Explanations carry ids and scores
- * by design; whatever else is relayed has every `text`, `value`, `summary`, `preview`, `lines`
- * and `sentence` field (an NPC's lines can echo a player) replaced by its length before it leaves
- * this process.
+ * Text rule: the one thing the inspector shows as text is what the NPC remembered, beside each
+ * memory id of a context window: the memory service opens those rows for the operator's admin
+ * principal ("audit" on the NPC) and records each read in its audit ledger
+ * (`POST /v1/admin/contexts/:id/memories`); rows of an ended game or an erased participant come
+ * back as unavailable. Explanations carry ids and scores by design; whatever else is relayed has
+ * every `text`, `value`, `summary`, `preview`, `lines` and `sentence` field (an NPC's lines can
+ * echo a player) replaced by its length before it leaves this process.
  *
  * | method | path                                   | memory service call                          |
  * |--------|----------------------------------------|----------------------------------------------|
  * | POST   | /inspector/api/session                 | GET /v1/audit/records?limit=1 (checks "audit") |
  * | GET    | /inspector/api/contexts/:gameId/:id    | POST /v1/tokens, GET /v1/contexts/:id        |
+ * | GET    | /inspector/api/contexts/:gameId/:id/memories | POST /v1/admin/contexts/:id/memories (remembered text; audited) |
  * | GET    | /inspector/api/audit/records           | GET /v1/audit/records                        |
  * | GET    | /inspector/api/audit/verify            | GET /v1/audit/verify                         |
  * | POST   | /inspector/api/clones/dry-run          | POST /v1/clones { dryRun: true } (never a commit) |
@@ -35,6 +39,18 @@ const KEY = /^Bearer (mk_[a-z0-9]{1,40}_[A-Za-z0-9_-]{1,100})$/;
 const HIDDEN_FIELDS = new Set(['text', 'value', 'summary', 'preview', 'lines', 'sentence']);
 const strict = { additionalProperties: false } as const;
 const Id = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$' });
+
+/** One row of the memory service's answer to POST /v1/admin/contexts/:id/memories. */
+interface RemoteMemory {
+  id: string;
+  tier: string;
+  available: boolean;
+  reason?: string;
+  text?: string;
+  fact?: { key: string; value: string; summary: string };
+  supersededAt?: string | null;
+  invalidatedAt?: string | null;
+}
 
 class InspectorError extends Error {
   constructor(
@@ -101,6 +117,36 @@ export async function inspectorRoutes(app: FastifyInstance, options: InspectorRo
       const token = String(minted.json.token);
       const response = await fetch(new URL(`/v1/contexts/${contextId}`, options.memoryUrl), { headers: { authorization: `Bearer ${token}` } });
       return relay(reply, { status: response.status, json: await response.json().catch(() => ({})) });
+    },
+  );
+
+  // The remembered text beside each memory id: opened by the memory service for this operator's
+  // admin principal and recorded in its ledger. Only the fields the page shows are passed on.
+  app.get(
+    '/contexts/:gameId/:contextId/memories',
+    { schema: { hide: true, params: Type.Object({ gameId: Id, contextId: Type.String({ pattern: '^[0-9a-fA-F-]{36}$' }) }, strict) } },
+    async (request, reply) => {
+      const key = await operator(request);
+      const { gameId, contextId } = request.params as { gameId: string; contextId: string };
+      const result = await memory(key, 'POST', `/v1/admin/contexts/${contextId}/memories`, { gameId });
+      if (result.status !== 200) return relay(reply, result);
+      const memories = Array.isArray(result.json.memories) ? (result.json.memories as RemoteMemory[]) : [];
+      return {
+        contextId,
+        ledgerSeq: (result.json.ledger as { seq?: number } | undefined)?.seq ?? null,
+        memories: memories.map((m) =>
+          m.available
+            ? {
+                id: m.id,
+                tier: m.tier,
+                available: true,
+                remembered: m.fact ? m.fact.summary : (m.text ?? ''),
+                key: m.fact?.key ?? null,
+                current: !m.supersededAt && !m.invalidatedAt,
+              }
+            : { id: m.id, tier: m.tier, available: false, reason: m.reason ?? 'unavailable' },
+        ),
+      };
     },
   );
 

@@ -1,7 +1,9 @@
 /* global document, location, sessionStorage, fetch, URLSearchParams -- browser globals (this file runs in the page) */
 // The QA inspector: ids, scores, timings and counts behind NPC replies, the audit ledger and its
 // verification, clone dry-run manifests and lineage. Every call goes to /inspector/api with the
-// operator's admin key (kept in sessionStorage of this tab only). No memory or player text is shown.
+// operator's admin key (kept in sessionStorage of this tab only). The only text shown is what the
+// NPC remembered, beside each memory id of a context window (opened for the operator's admin
+// principal by the memory service, which records each read in its audit ledger).
 
 import { $, el } from '/dom.js';
 
@@ -156,6 +158,8 @@ async function explain(gameId, contextId, turn) {
   await attempt(async () => {
     const r = await call('GET', `/contexts/${encodeURIComponent(gameId)}/${encodeURIComponent(contextId)}`);
     const memoryRows = Object.entries(r.chosen ?? {}).flatMap(([tier, rows]) => rows.map((row) => ({ tier, ...row })));
+    // What was remembered, opened by the memory service for this operator (each read is audited).
+    const remembered = await rememberedText(gameId, contextId, memoryRows.length);
     $('#explain').replaceChildren(
       facts([
         ['context', code(r.contextId)],
@@ -166,10 +170,17 @@ async function explain(gameId, contextId, turn) {
         ['over quota (dropped)', String(r.overQuota ?? 0)],
       ]),
       el('h3', {}, `Memories in the window (${memoryRows.length})`),
+      ...(remembered.ledgerSeq ? [el('p', { class: 'hint', id: 'memory-read-audit' }, `Reading this remembered text was recorded in the audit ledger (seq ${remembered.ledgerSeq}).`)] : []),
       memoryRows.length
         ? table(
-            ['tier', 'memory id', { label: 'score', num: true }, 'participant'],
-            memoryRows.map((m) => [m.tier, el('code', { class: 'memory-id' }, m.id), m.score.toFixed(3), m.participantId ? code(m.participantId) : '—']),
+            ['tier', 'memory id', 'remembered', { label: 'score', num: true }, 'participant'],
+            memoryRows.map((m) => [
+              m.tier,
+              el('code', { class: 'memory-id' }, m.id),
+              rememberedCell(remembered, m.id),
+              m.score.toFixed(3),
+              m.participantId ? code(m.participantId) : '—',
+            ]),
           )
         : el('p', { class: 'hint' }, 'No memory was chosen: the NPC answered from procedural memory and the current state.'),
       el('h3', {}, 'Shadowed (not shown to the NPC as current)'),
@@ -199,6 +210,39 @@ async function explain(gameId, contextId, turn) {
       table(['section', { label: 'tokens', num: true }], Object.entries(r.tokens?.sections ?? {}).map(([k, v]) => [k, String(v)])),
     );
   });
+}
+
+/** The memory service's answer for this context's memories: id -> row; an error leaves the ids alone. */
+async function rememberedText(gameId, contextId, count) {
+  const none = { byId: new Map(), ledgerSeq: null, error: null };
+  if (count === 0) return none;
+  try {
+    const answer = await call('GET', `/contexts/${encodeURIComponent(gameId)}/${encodeURIComponent(contextId)}/memories`);
+    return { byId: new Map(answer.memories.map((m) => [m.id, m])), ledgerSeq: answer.ledgerSeq, error: null };
+  } catch (error) {
+    return { ...none, error: error.message };
+  }
+}
+
+const REASONS = {
+  game_ended: 'unavailable: the game has ended',
+  participant_erased: 'unavailable: the participant was erased',
+  removed: 'unavailable: no longer stored',
+  key_destroyed: 'unavailable: its key was destroyed',
+  integrity_failure: 'unavailable: failed authentication',
+};
+
+function rememberedCell(remembered, id) {
+  const m = remembered.byId.get(id);
+  if (!m) return el('span', { class: 'memory-text unavailable', dataset: { memoryId: id } }, remembered.error ? `not shown: ${remembered.error}` : '—');
+  if (!m.available) return el('span', { class: 'memory-text unavailable', dataset: { memoryId: id } }, REASONS[m.reason] ?? 'unavailable');
+  return el(
+    'span',
+    { class: 'memory-text', dataset: { memoryId: id } },
+    m.remembered,
+    ...(m.key ? [' ', el('small', { class: 'hint' }, m.key)] : []),
+    ...(m.current ? [] : [' ', el('small', { class: 'hint' }, '(no longer current)')]),
+  );
 }
 
 // ---- audit ledger ------------------------------------------------------------------------------
