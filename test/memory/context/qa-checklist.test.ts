@@ -129,7 +129,7 @@ describe('seed 003 QA checklist', () => {
     for (let i = 0; i < 40; i++) {
       await h.fact('g5', 'npc-mara', { tier: 'social', participantId: blake, key: `detail_${i}`, value: `detail number ${i} about Blake's life`, summary: `Blake told Mara detail number ${i} about an ordinary day at the docks` });
     }
-    const w = await h.context('g5', 'npc-mara', { participants: present(alex, blake), messages: [msg(1, blake, 'Remember what I told you?', true)], tokenBudget: 600 });
+    const w = await h.context('g5', 'npc-mara', { participants: present(alex, blake), messages: [msg(1, blake, 'Remember what I told you about my days at the docks?', true)], tokenBudget: 600 });
     expect(w.tokens.budget).toBe(600);
     expect(w.tokens.total).toBeLessThanOrEqual(600);
     expect(Object.keys(w.tokens.sections)).toEqual(expect.arrayContaining(['pinned', 'transcript', 'clues', 'social', 'episodes', 'lore']));
