@@ -1,6 +1,7 @@
 /**
- * `npm start`: the embedded default. One process, PGlite on local disk, the deterministic local
- * embedder and responder; the memory service, the name registry and the engine each on their own
+ * `npm start`: the embedded default. One process, PGlite on local disk, the local sentence
+ * encoder (EMBEDDINGS=hash: feature hashing) and the offline responder; the memory service, the
+ * name registry and the engine each on their own
  * port (DATABASE_URL switches to native PostgreSQL; see the README for models).
  */
 import { pino } from 'pino';
