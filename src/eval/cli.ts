@@ -177,7 +177,7 @@ targetOptions(
     .option('--settle-ms <ms>', 'settling interval after the setup messages', '150')
     .option('--repetitions <n>', 'repetitions per variant, each with fresh identities', '3')
     .option('--reply-timeout-ms <ms>', 'longest wait for one NPC reply', '10000')
-    .option('--min-passed <n>', 'probes that must pass per variant (of 6 x repetitions)', '15')
+    .option('--min-passed <n>', 'probes that must pass per variant, out of every 18 (6 probes x 3 repetitions)', '15')
     .option('--output <file>', 'result JSON, written once (default: eval/results/seed-002-all-<backend>-<time>.json)')
     .option('--enforce-targets', 'exit 1 when a variant misses its target'),
 ).action(async (opts: { settleMs: string; repetitions: string; replyTimeoutMs: string; minPassed: string; output?: string; enforceTargets?: boolean; engineUrl?: string; operatorToken?: string; databaseUrl?: string }) => {
@@ -198,7 +198,8 @@ targetOptions(
       await target.close();
     }
     const summary = summarize(records, dataset.targets);
-    variants.push({ ...variant, sha256, content: JSON.parse(text) as unknown, summary, met: summary.passed >= minPassed && summary.leaks.length === 0, repetitions: records });
+    // At least minPassed of every 18 probes (15/18 with the default 3 repetitions) and no leak.
+    variants.push({ ...variant, sha256, content: JSON.parse(text) as unknown, summary, met: summary.passed * 18 >= minPassed * summary.probes && summary.leaks.length === 0, repetitions: records });
   }
   const output = opts.output ?? `eval/results/seed-002-all-${backend}-${stamp()}.json`;
   await writeResultOnce(output, {
@@ -207,7 +208,7 @@ targetOptions(
     finishedAt: new Date().toISOString(),
     revision: gitRevision(),
     command: ['npx tsx src/eval/cli.ts seed002-all', ...process.argv.slice(3)].join(' '),
-    configuration: { settleMs, repetitions, backend, target: { minPassed, leaks: 0 } },
+    configuration: { settleMs, repetitions, backend, target: { minPassedPer18: minPassed, leaks: 0 } },
     environment: environment(),
     variants,
   });
