@@ -75,7 +75,11 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
     await db.close();
     throw error;
   }
-  return assemble(db, { ...config, lifecycle: { workers: 1, consolidationWindowMs: 2000, ...config.lifecycle } });
+  const system = await assemble(db, { ...config, lifecycle: { workers: 1, consolidationWindowMs: 2000, ...config.lifecycle } });
+  // Load the sentence encoder now, in its worker, so the first turn does not wait for it (a
+  // failure shows as an EmbeddingError at the first embed, which loads again).
+  if (system.embedder instanceof SentenceEncoderEmbedder) system.embedder.ready().catch(() => undefined);
+  return system;
 }
 
 /** The same wiring over an already-migrated database (tests, benchmarks). */
