@@ -33,11 +33,10 @@ export interface Clause {
 
 /** Chat filler that carries nothing: dropped at the edges of a clause. */
 const FILLER = new Set(
-  'ok okay so hmm hm um uh uhh ugh oh ah well lol lmao haha hahaha hehe tbh honestly anyway anyways btw yeah yep yes no nah hey hi hello there like guys right omg wow just'.split(' '),
+  'ok okay so hmm hm um uh uhh ugh oh ah well lol lmao haha hahaha hehe tbh honestly anyway anyways btw yeah yep yes no nah hey hi hello like guys right omg wow just'.split(' '),
 );
 const FIRST_PERSON = new Set(['i', 'me', 'my', 'mine', 'myself', 'we', 'us', 'our', 'ours', 'ourselves']);
 const SECOND_PERSON = new Set(['you', 'your', 'yours', 'yourself', 'ya', 'u']);
-const QUESTION_OPENERS = new Set(['what', 'where', 'who', 'whom', 'whose', 'which', 'when', 'why', 'how', 'do', 'does', 'did', 'is', 'are', 'was', 'were', 'can', 'could', 'would', 'will', 'should', 'have', 'has', 'am', 'remember', 'any']);
 
 /** "I'm" and "i'm" are one token in the model; spelled out first so the pronoun is seen. */
 function expand(text: string): string {
@@ -68,7 +67,7 @@ export function render(toks: readonly Token[]): string {
     .trim();
 }
 
-const isSubject = (t: Token | undefined) => !!t && (t.pos === 'PRON' || t.lower === 'i') && !['it', 'that', 'this', 'what', 'who'].includes(t.lower);
+const isSubject = (t: Token | undefined) => !!t && (t.pos === 'PRON' || t.lower === 'i') && !['it', 'that', 'this', 'what', 'who', 'me', 'us', 'him', 'them', 'whom'].includes(t.lower);
 
 /**
  * Sentences split into clauses at punctuation and coordinating conjunctions, only where what
@@ -83,8 +82,7 @@ export function clauses(text: string): Clause[] {
     const trimmed = trimFiller(current);
     const last = current[current.length - 1];
     if (trimmed.length > 0 && trimmed.some((t) => t.pos !== 'PUNCT')) {
-      const question = last?.text === '?' || QUESTION_OPENERS.has(trimmed[0]!.lower) && trimmed.some((t) => t.text === '?');
-      out.push({ tokens: trimmed, text: render(trimmed), question: question || last?.text === '?' });
+      out.push({ tokens: trimmed, text: render(trimmed), question: last?.text === '?' || asks(trimmed) });
     }
     current = [];
   };
@@ -104,6 +102,23 @@ export function clauses(text: string): Clause[] {
   }
   flush();
   return out;
+}
+
+const WH = new Set(['what', "what's", 'whats', 'where', "where's", 'wheres', 'who', "who's", 'whom', 'whose', 'which', 'when', 'why', 'how']);
+const INVERTING = new Set(['do', 'does', 'did', 'is', 'are', 'was', 'were', 'can', 'could', 'would', 'will', 'have', 'has', 'am', 'should']);
+
+/**
+ * A question written without its question mark: a wh-word first ("where do I live"), an
+ * auxiliary before its subject ("do you know my dog's name"), or a request to be told or
+ * reminded ("tell me where I work", "remind me what I do").
+ */
+function asks(toks: readonly Token[]): boolean {
+  const [a, b] = toks;
+  if (!a) return false;
+  if (WH.has(a.lower)) return true;
+  if (INVERTING.has(a.lower) && b && (b.pos === 'PRON' || b.lower === 'i')) return true;
+  if (['tell', 'remind'].includes(a.lower) && b?.lower === 'me') return true;
+  return a.lower === 'any' && toks.some((t) => t.lower === 'idea');
 }
 
 /** Whether the tokens from `i` can stand alone as a clause. */
@@ -221,7 +236,7 @@ export function forgetRequest(text: string): ForgetRequest | undefined {
     const aboutAt = rest.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
     if (aboutAt >= 0) return { about: render(rest.slice(aboutAt + 1)) };
     const said = rest.some((t) => ['say', 'tell', 'mention', 'share'].includes(t.lemma));
-    if (rest.length === 0 || (rest.length === 1 && ['that', 'this', 'it', 'everything'].includes(rest[0]!.lower)) || said) return { about: '' };
+    if (rest.length === 0 || (rest.length === 1 && ['that', 'this', 'it'].includes(rest[0]!.lower)) || said) return { about: '' };
     if (rest[0] && ['my', 'our', 'the', 'that', 'this'].includes(rest[0].lower)) return { about: render(rest) };
   }
   return undefined;

@@ -68,7 +68,7 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
   if (personal && !greeting(said, trigger.text)) {
     const best = answering(facts, window);
     if (best) return say(`You told me ${lowerFirst(stripPeriod(best.summary))}.`);
-    return say(`${npc.firstName} shakes their head. "I don't know; you haven't told me that."`);
+    return say(`${npc.firstName} thinks for a moment. "I don't know; you haven't told me that."`);
   }
 
   // 6. About the NPC, the room, the way out.
@@ -114,7 +114,7 @@ function answering(facts: readonly ContextFact[], window: ContextWindow): Contex
   const threshold = window.retrieval?.answerThreshold ?? DEFAULT_ANSWER_THRESHOLD;
   let best: ContextFact | undefined;
   for (const f of facts) {
-    if (f.standing === 'claim' || f.match === undefined || f.match < threshold) continue;
+    if ((f.standing === 'claim' && f.confidence < 0.5) || f.match === undefined || f.match < threshold) continue;
     if (!best || f.match > best.match! || (f.match === best.match && f.score > best.score)) best = f;
   }
   return best;
@@ -123,18 +123,16 @@ function answering(facts: readonly ContextFact[], window: ContextWindow): Contex
 /** "Go west", "please head north", "let's go out", "can you come down": a request addressed to the NPC. */
 function moveRequest(said: readonly Clause[]): (typeof DIRECTIONS)[number] | undefined {
   for (const c of said) {
-    const words = c.tokens.map((t) => t.lower).filter((w) => !['please', 'pls', 'elias', 'now', 'just', 'quickly'].includes(w));
-    let i = 0;
-    if (words[i] === 'let' || words[i] === "let's") i += words[i + 1] === "'s" || words[i + 1] === 'us' ? 2 : 1;
-    else if (['can', 'could', 'would', 'will'].includes(words[i] ?? '') && words[i + 1] === 'you') i += 2;
-    else if (c.tokens[0]?.pos === 'PROPN' || c.tokens[0]?.pos === 'NOUN') i += 1; // "Elias, go west"
-    const verb = c.tokens.find((t) => t.lower === words[i]);
-    if (!verb || !MOVE_VERBS.has(verb.lemma)) continue;
-    const direction = DIRECTIONS.find((d) => words.slice(i + 1).includes(d));
+    // The move verb opens the request: only politeness, "you can", "let's" or the NPC's name before it.
+    const at = c.tokens.findIndex((t) => MOVE_VERBS.has(t.lemma) && t.pos !== 'NOUN');
+    if (at < 0 || !c.tokens.slice(0, at).every((t) => REQUEST_OPENERS.has(t.lower) || t.pos === 'PROPN' || t.pos === 'PUNCT')) continue;
+    const direction = DIRECTIONS.find((d) => c.tokens.slice(at + 1).some((t) => t.lower === d));
     if (direction) return direction;
   }
   return undefined;
 }
+
+const REQUEST_OPENERS = new Set(['please', 'pls', 'you', 'can', 'could', 'would', 'will', 'let', "let's", "'s", 'us', 'now', 'just', 'quickly', 'ok', 'okay', 'then', 'and', 'maybe', 'go', 'on']);
 
 /** A greeting opens the line: "hello", "hi there", "good evening", "remember me?". */
 function greeting(said: readonly Clause[], line: string): boolean {

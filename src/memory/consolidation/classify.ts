@@ -7,7 +7,7 @@ import type { GameSecret } from './firewall.js';
 import type { FactTier, RetentionClass, Source } from '../types.js';
 import type { Candidate, CandidateKind, EpisodeInput } from './extract/types.js';
 import { gameDetail, generalize } from './firewall.js';
-import { clauses, revoice, withSubject } from '../../language/index.js';
+import { clauses, person, revoice, withSubject } from '../../language/index.js';
 import { judge, type AnomalyKind } from './poisoning.js';
 import { retentionFor } from './retention.js';
 import { slug } from './extract/types.js';
@@ -87,7 +87,7 @@ const BASE_IMPORTANCE: Record<CandidateKind, number> = {
 };
 
 /** Kinds that may also live on as an anonymous fragment ("someone told me about ..."). */
-const FRAGMENT_KINDS = new Set<CandidateKind>(['hobby', 'event', 'preference', 'dislike', 'trip', 'personal', 'fear']);
+const FRAGMENT_KINDS = new Set<CandidateKind>(['hobby', 'event', 'preference', 'dislike', 'trip', 'personal', 'fear', 'family', 'pet', 'health']);
 
 /** Seed 003's scoring: what kind of fact, was it addressed to the NPC, how specific it is. */
 export function importanceOf(candidate: Candidate, episode: EpisodeInput | undefined): number {
@@ -106,7 +106,7 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
   const anomalies: PlannedAnomaly[] = [];
   const dropped: Record<string, number> = {};
   const drop = (why: string) => (dropped[why] = (dropped[why] ?? 0) + 1);
-  const names = candidates.filter((c) => c.kind === 'name' || c.kind === 'relationship').flatMap((c) => properNames(c.value));
+  const names = candidates.filter((c) => c.kind === 'name' || c.kind === 'relationship' || c.kind === 'family' || c.kind === 'pet').flatMap((c) => properNames(c.value));
   const ids = [...new Set(ctx.episodes.flatMap((e) => [e.gameId, e.roomId, e.npcId, e.participantId ?? '']))].filter(Boolean);
 
   for (const c of candidates) {
@@ -195,14 +195,14 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
     if (episode.anonymous && !FRAGMENT_KINDS.has(c.kind)) drop('anonymous_identifying');
     if (episode.anonymous && FRAGMENT_KINDS.has(c.kind)) {
       // Told about the speaker, in the third person: "they rebuilt their grandmother's 1958 Vespa".
-      const told = c.kind === 'personal' || c.kind === 'trip' || c.kind === 'fear' ? thirdPerson(c.text) : c.value;
+      const told = thirdPerson(c.text) ?? c.value;
       const general = generalize(told, { names, ids, registered: ctx.secrets });
       if (general) {
         facts.push({
           tier: 'fragment',
           key: `topic.${slug(general, 4)}`,
           value: general,
-          summary: c.kind === 'personal' || c.kind === 'trip' || c.kind === 'fear' ? `someone told me ${general}` : `someone mentioned ${general}`,
+          summary: `someone told me ${general}`,
           source: 'player_statement',
           confidence: Math.min(confidence, 0.5),
           importance: Math.min(importance, 0.5),
@@ -221,9 +221,12 @@ export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
 /** Kinds that are about the speaker's own life. */
 const SPEAKER_KINDS = new Set<CandidateKind>(['name', 'occupation', 'hobby', 'preference', 'dislike', 'relationship', 'event', 'home', 'origin', 'pet', 'family', 'health', 'fear', 'trip', 'personal']);
 
-function thirdPerson(clause: string): string {
+/** A first-person clause told about its speaker ("they rebuilt their grandmother's Vespa"); undefined for anything else. */
+function thirdPerson(clause: string): string | undefined {
   const [first] = clauses(clause);
-  return first ? revoice(withSubject(first), 'third') : clause;
+  if (!first || person(first) !== 'first') return undefined;
+  const told = revoice(withSubject(first), 'third');
+  return told.charAt(0).toLowerCase() + told.slice(1);
 }
 
 const clamp = (n: number) => Math.round(Math.min(1, Math.max(0, Number.isFinite(n) ? n : 0.5)) * 100) / 100;

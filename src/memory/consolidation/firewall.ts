@@ -85,7 +85,9 @@ export interface SecretMatcher {
  */
 export function secretIn(text: string, registered: readonly GameSecret[] = []): SecretKind | undefined {
   for (const secret of registered) if (carries(text, secret)) return secret.kind;
-  if (codeLikeRuns(text).length > 0) return 'code';
+  // A year in a life story ("my grandmother's 1958 Vespa") is not a code, unless a code word is near.
+  const runs = codeLikeRuns(text);
+  if (runs.some((r) => !/^(?:1[89]\d\d|20[0-4]\d)$/.test(r)) || (runs.length > 0 && CODE_WORDS.test(text))) return 'code';
   if (/\bpass-?(?:word|phrase|code)s?\b|\bmagic word\b/i.test(text)) return 'password';
   if (LOCATION_OF_ITEM.test(text) || HIDING.test(text) || LOOK_UNDER.test(text)) return 'item_location';
   if (TRY_NUMBER.test(text)) return 'code';
@@ -108,7 +110,9 @@ const SURMISE = /\b(?:i|we)\s+(?:think|guess|bet|reckon|believe|suspect|know)\b/
 export function gameDetail(text: string, aboutSpeaker: boolean, registered: readonly GameSecret[] = []): SecretKind | undefined {
   if (!aboutSpeaker) return secretIn(text, registered) ?? (PROGRESS.test(text) ? 'solution' : undefined);
   for (const secret of registered) if (carries(text, secret)) return secret.kind;
-  if (codeLikeRuns(text).length > 0) return 'code';
+  // A year in a life story ("my grandmother's 1958 Vespa") is not a code, unless a code word is near.
+  const runs = codeLikeRuns(text);
+  if (runs.some((r) => !/^(?:1[89]\d\d|20[0-4]\d)$/.test(r)) || (runs.length > 0 && CODE_WORDS.test(text))) return 'code';
   if (/\bpass-?(?:word|phrase|code)s?\b|\bmagic word\b/i.test(text)) return 'password';
   if (LOCATION_OF_ITEM.test(text) || HIDING.test(text) || LOOK_UNDER.test(text)) return 'item_location';
   if (TRY_NUMBER.test(text)) return 'code';

@@ -107,7 +107,7 @@ describe('the clue firewall', () => {
     expect(leaked.map((m) => `${m.tier}: ${m.fact.summary}`)).toEqual([]);
     // The scan had something to look at: the safe chatter around the corpus was learned.
     expect(social.map((m) => m.fact.value)).toContain('Alex');
-    expect(fragments.map((m) => m.fact.summary)).toContain('someone mentioned restoring a 1967 Mustang');
+    expect(fragments.map((m) => m.fact.summary)).toContainEqual(expect.stringMatching(/^someone told me they've been restoring a 1967 Mustang$/));
   });
 
   it('keeps them as clues of this game only', async () => {

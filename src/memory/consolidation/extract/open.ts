@@ -81,7 +81,8 @@ export class OpenDomainExtractor implements Extractor {
 export function extractOpen(episode: EpisodeInput): Candidate[] {
   const out: Candidate[] = [];
   const push = (c: Omit<Candidate, 'episodeId' | 'participantId'>) => out.push({ ...c, episodeId: episode.id, participantId: episode.participantId });
-  const forget = forgetRequest(episode.text);
+  // "Forget who you are" is an attack on the persona, not a request about the speaker's memories.
+  const forget = guardCandidates(episode).length === 0 ? forgetRequest(episode.text) : undefined;
   if (forget) {
     const slot = forget.about ? slotOf(clauses(forget.about)[0]?.tokens ?? []) : undefined;
     push({
@@ -193,7 +194,10 @@ function properSpan(toks: readonly Token[]): string | undefined {
   let run: string[] = [];
   toks.forEach((t, i) => {
     if (i > 0 && (t.pos === 'PROPN' || (/^[A-Z]/.test(t.text) && t.pos !== 'PRON' && t.lower !== 'i'))) run.push(t.text);
-    else if (run.length) (spans.push(run.join(' ')), (run = []));
+    else if (run.length) {
+      spans.push(run.join(' '));
+      run = [];
+    }
   });
   if (run.length) spans.push(run.join(' '));
   return spans.at(-1);
