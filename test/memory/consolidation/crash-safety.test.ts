@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { factsOf, harness, type Harness } from '../lifecycle/support.js';
 import { Consolidator } from '../../../src/memory/consolidation/consolidator.js';
-import { RuleExtractor } from '../../../src/memory/consolidation/extract/rules.js';
+import { OpenDomainExtractor } from '../../../src/memory/consolidation/extract/open.js';
 import type { EpisodeInput, Extractor } from '../../../src/memory/consolidation/extract/types.js';
 
 const P = 'part-crash0001';
@@ -48,14 +48,18 @@ describe('crash safety of consolidation', () => {
     const retried = await h.system.jobs.drain();
     expect(retried.map((r) => [r.outcome, r.job.lastError])).toEqual([['done', expect.stringMatching(/^KILLED/)]]);
     const social = await factsOf(h, 'crashy', [P], 'social');
-    expect(social.map((m) => m.fact.value).sort()).toEqual(['Alex', 'climbing', 'dislikes spiders']);
+    expect(social.map((m) => [m.fact.key, m.fact.value]).sort()).toEqual([
+      ['speaker.dislikes.hate-spider', 'hate spiders'],
+      ['speaker.likes.love-climb', 'love climbing'],
+      ['speaker.name', 'Alex'],
+    ]);
   });
 });
 
-/** The rule extractor behind a gate the test opens: a model that takes its time. */
+/** The default offline extractor behind a gate the test opens: a model that takes its time. */
 class SlowExtractor implements Extractor {
-  readonly id = 'slow-rules';
-  private readonly rules = new RuleExtractor();
+  readonly id = 'slow-open';
+  private readonly offline = new OpenDomainExtractor();
   started!: Promise<void>;
   private markStarted!: () => void;
   release!: () => void;
@@ -67,7 +71,7 @@ class SlowExtractor implements Extractor {
   async extract(episodes: readonly EpisodeInput[]) {
     this.markStarted();
     await this.gate;
-    return this.rules.extract(episodes);
+    return this.offline.extract(episodes);
   }
 }
 
@@ -89,7 +93,10 @@ describe('consolidation while a slow extractor runs', () => {
     expect(free).toBe(true);
     slow.release();
     expect((await consolidating).written.social).toBe(2);
-    expect((await factsOf(h, 'slow', [Q], 'social')).map((m) => m.fact.value).sort()).toEqual(['Robin', 'sailing']);
+    expect((await factsOf(h, 'slow', [Q], 'social')).map((m) => [m.fact.key, m.fact.value]).sort()).toEqual([
+      ['speaker.likes.love-sailing', 'love sailing'],
+      ['speaker.name', 'Robin'],
+    ]);
   });
 
   it('writes nothing twice when another consolidator took the same episodes during the extraction', async () => {
@@ -105,6 +112,9 @@ describe('consolidation while a slow extractor runs', () => {
     const second = await late;
     expect(second.episodes).toBe(0);
     const social = await factsOf(h, 'race', [R], 'social');
-    expect(social.map((m) => m.fact.value).sort()).toEqual(['Kit', 'dislikes thunder']);
+    expect(social.map((m) => [m.fact.key, m.fact.value]).sort()).toEqual([
+      ['speaker.dislikes.hate-thunder', 'hate thunder'],
+      ['speaker.name', 'Kit'],
+    ]);
   });
 });

@@ -23,10 +23,10 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
   it('queues one job per npc in the ingest transaction and turns varied dialogue into facts, dropping trivia', async () => {
     const r = await h.ingest('e2e', [
       { participantId: P1, text: 'hello!' },
-      { participantId: P1, text: "I'm Alex. I usually carry a pulse rifle." },
+      { participantId: P1, text: "I'm Alex. I live in Oslo." },
       { participantId: P1, text: 'thanks' },
       { participantId: P2, text: 'My name is Bree and I work as a nurse' },
-      { participantId: P2, text: 'Did you know the lighthouse was built in 1820?' },
+      { participantId: P2, text: 'The lighthouse was built in 1820.' },
       { participantId: P2, text: 'I hate spiders', npcId: 'npc-otto' },
     ]);
     expect(r.status).toBe(200);
@@ -36,11 +36,15 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
     expect(ran.map((x) => x.outcome)).toEqual(['done', 'done']);
 
     const social = await factsOf(h, 'e2e', [P1, P2], 'social');
-    const byKey = Object.fromEntries(social.map((m) => [`${m.participantId}:${m.fact.key}`, m]));
-    expect(byKey[`${P1}:speaker.name`].fact.value).toBe('Alex');
-    expect(byKey[`${P1}:speaker.carries`].fact.value).toBe('a pulse rifle');
-    expect(byKey[`${P2}:speaker.name`].fact.value).toBe('Bree');
-    expect(byKey[`${P2}:speaker.occupation`].fact.value).toBe('nurse');
+    // One fact per self-disclosure: the slot as key, the proper noun (or the clause said back
+    // without its "You") as value, the clause said back to its speaker as summary.
+    const byKey = Object.fromEntries(social.map((m) => [`${m.participantId}:${m.fact.key}`, { value: m.fact.value, summary: m.fact.summary }]));
+    expect(byKey).toEqual({
+      [`${P1}:speaker.name`]: { value: 'Alex', summary: 'You are Alex.' },
+      [`${P1}:speaker.home`]: { value: 'Oslo', summary: 'You live in Oslo.' },
+      [`${P2}:speaker.name`]: { value: 'Bree', summary: 'Your name is Bree.' },
+      [`${P2}:speaker.occupation`]: { value: 'work as a nurse', summary: 'You work as a nurse.' },
+    });
     expect(social).toHaveLength(4); // hello / thanks are trivia
     for (const m of social) {
       expect(m.derivedFrom).toHaveLength(1);
@@ -48,25 +52,27 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
       expect(m.source).toBe('player_statement');
     }
     const lore = await factsOf(h, 'e2e', [], 'lore');
-    expect(lore.map((m) => m.fact.value)).toEqual(['the lighthouse was built in 1820']);
+    expect(lore.map((m) => [m.fact.key, m.fact.value])).toEqual([['world.lighthouse', 'The lighthouse was built in 1820']]);
     const otto = await factsOf(h, 'e2e', [P2], 'social', 'npc-otto');
-    expect(otto.map((m) => m.fact.value)).toEqual(['dislikes spiders']);
+    expect(otto.map((m) => [m.fact.key, m.fact.value, m.fact.summary])).toEqual([['speaker.dislikes.hate-spider', 'hate spiders', 'You hate spiders.']]);
   });
 
-  it('supersedes "pulse rifle" with "shotgun" (same key), keeps the history, and links provenance', async () => {
-    await h.ingest('e2e', [{ participantId: P1, text: 'These days I carry a shotgun' }]);
+  it('supersedes "Oslo" with "Geneva" (same slot, speaker.home), keeps the history, and links provenance', async () => {
+    const r = await h.ingest('e2e', [{ participantId: P1, text: "we've just moved, to Geneva" }]);
     await h.system.jobs.drain();
-    const carries = (await factsOf(h, 'e2e', [P1], 'social')).filter((m) => m.fact.key === 'speaker.carries');
-    expect(carries).toHaveLength(2);
-    const current = carries.find((m) => m.supersededAt === null)!;
-    const old = carries.find((m) => m.supersededAt !== null)!;
-    expect(current.fact.value).toBe('a shotgun');
+    const homes = (await factsOf(h, 'e2e', [P1], 'social')).filter((m) => m.fact.key === 'speaker.home');
+    expect(homes).toHaveLength(2);
+    const current = homes.find((m) => m.supersededAt === null)!;
+    const old = homes.find((m) => m.supersededAt !== null)!;
+    expect(current.fact.value).toBe('Geneva');
+    expect(current.fact.summary).toBe("You've just moved, to Geneva.");
     expect(current.supersedes).toBe(old.id);
-    expect(old.fact.value).toBe('a pulse rifle');
+    expect(current.derivedFrom).toEqual([r.body.ids[0]]);
+    expect(old.fact.value).toBe('Oslo');
     // A social fact persists across games: another game of the same npc sees the current one.
-    const elsewhere = await h.call('POST', '/v1/npcs/npc-mara/search', await h.token('another-game', [P1]), { text: 'what weapon', k: 10, tiers: ['social'] });
-    expect(elsewhere.body.memories.map((m: any) => m.fact.value)).toContain('a shotgun');
-    expect(elsewhere.body.memories.map((m: any) => m.fact.value)).not.toContain('a pulse rifle');
+    const elsewhere = await h.call('POST', '/v1/npcs/npc-mara/search', await h.token('another-game', [P1]), { text: 'where do I live', k: 10, tiers: ['social'] });
+    expect(elsewhere.body.memories.map((m: any) => m.fact.value)).toContain('Geneva');
+    expect(elsewhere.body.memories.map((m: any) => m.fact.value)).not.toContain('Oslo');
   });
 
   it('reinforces a repeated fact instead of duplicating it; "I am the emperor" stays a low-confidence claim however often it is said', async () => {
@@ -75,10 +81,12 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
     const social = (await factsOf(h, 'e2e', [P1], 'social')).filter((m) => m.supersededAt === null);
     const names = social.filter((m) => m.fact.key === 'speaker.name');
     expect(names).toHaveLength(1);
-    const claim = social.filter((m) => m.fact.key === 'speaker.claimed_title');
-    expect(claim).toHaveLength(1);
-    expect(claim[0].confidence).toBeLessThanOrEqual(0.3);
+    expect(names[0].fact.value).toBe('Alex');
     expect(names[0].derivedFrom.length).toBeGreaterThan(1);
+    // Whatever its key, the grand title is one fact, never more sure than a claim (0.3).
+    const claim = social.filter((m) => /emperor/i.test(m.fact.value));
+    expect(claim.map((m) => m.fact.summary)).toEqual(['You are the emperor.']);
+    expect(claim[0].confidence).toBeLessThanOrEqual(0.3);
   });
 
   it('consolidates each episode once: a job run again finds nothing new', async () => {
@@ -93,7 +101,8 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
     const current = summaries.filter((m) => m.supersededAt === null);
     expect(current).toHaveLength(1);
     expect(summaries.length).toBeGreaterThan(1);
-    expect(current[0].fact.summary).toMatch(/^\d+ messages so far; notable: .*is called Alex/);
+    // Ten messages to npc-mara; the major events in the words said back to their speakers.
+    expect(current[0].fact.summary).toBe("10 messages so far; notable: You are Alex.; You live in Oslo.; Your name is Bree.; You work as a nurse.; You've just moved, to Geneva.");
     expect(current[0].retention).toBe('session_only');
   });
 });
