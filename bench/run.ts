@@ -447,6 +447,8 @@ async function benchEncoder(): Promise<EncoderRow> {
     hitP50: percentile(hits, 50),
   };
 }
+// The machine is shared: its load (runnable processes, 1-minute average) is reported with the figures.
+const loadAtStart = os.loadavg()[0]!;
 const encoderRow = await benchEncoder();
 
 const backends = opts.backend === 'both' ? ['pglite', 'postgres'] : [opts.backend];
@@ -490,6 +492,7 @@ Memory store (issue: memory service foundation). Produced by \`npm run bench\`; 
 - date: ${new Date().toISOString()}
 - revision: ${revision}
 - machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}
+- load average (1 min) at start ${loadAtStart.toFixed(1)}, at end ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores: above ${os.cpus().length}, other processes shared the cores and every figure is slower than on an idle machine
 - ${queries} queries per row; ${ROWS_PER_GAME} episodic rows per game over ${NPCS.length} NPCs; ingest in batches of ${BATCH} with ${opts.concurrency} concurrent batches, hashing embedder (local-hash-v2: the store is measured, not the model)
 
 **Scoped** = \`MemoryService.search\`: embed the query; one round trip that sets the scope transaction-locally (\`SET LOCAL\`) and runs the search, a prepared statement of the connection, as \`memory_runtime\` under RLS, top-10 by cosine distance; decrypt the 10 rows.
