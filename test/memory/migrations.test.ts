@@ -131,3 +131,68 @@ describe('loading migration files', () => {
     });
   }
 });
+
+describe('migration 0005: 512-dimensional embeddings and the embedder of each row', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await openTestDatabase({ migrate: false });
+    const shipped = await loadMigrations();
+    await migrate(database.db, shipped.filter((m) => m.version < 5));
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it('resets every 384-dimensional vector to NULL, adds embedder, keeps the lifecycle grants and policies', async () => {
+    const { db } = database;
+    const { rows: tenant } = await db.query<{ tenant_id: string }>("INSERT INTO memory.tenants (name) VALUES ('m5') RETURNING tenant_id");
+    const tenantId = tenant[0]!.tenant_id;
+    await db.query("INSERT INTO memory.games (tenant_id, game_id) VALUES ($1, 'g')", [tenantId]);
+    const { rows: key } = await db.query<{ key_id: string }>(
+      "INSERT INTO memory.data_keys (tenant_id, scope_kind, scope_ref, kek_ref, wrapped) VALUES ($1, 'game', 'g', 'k', '\\x00') RETURNING key_id",
+      [tenantId],
+    );
+    const old = `[${Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0)).join(',')}]`;
+    await db.query(
+      `INSERT INTO memory.episodic (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, key_id, ciphertext, embedding)
+       VALUES (gen_random_uuid(), $1, 'g', 'npc', 'r', 'p', 1, $2, '\\x00', $3::vector)`,
+      [tenantId, key[0]!.key_id, old],
+    );
+
+    expect((await migrate(db)).applied).toEqual([5]);
+
+    const columns = await db.query<{ table_name: string; column_name: string; type: string }>(
+      `SELECT c.relname AS table_name, a.attname AS column_name, format_type(a.atttypid, a.atttypmod) AS type
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = 'memory' AND a.attname IN ('embedding', 'embedder') AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, 2`,
+    );
+    const tables = ['clues', 'episodic', 'fragments', 'lore', 'social'];
+    expect(columns.rows).toEqual(tables.flatMap((t) => [
+      { table_name: t, column_name: 'embedder', type: 'text' },
+      { table_name: t, column_name: 'embedding', type: 'vector(512)' },
+    ]));
+    expect((await db.query('SELECT embedding, embedder FROM memory.episodic')).rows).toEqual([{ embedding: null, embedder: null }]);
+
+    const privilege = async (role: string, table: string, column: string) =>
+      (await db.query<{ ok: boolean }>('SELECT has_column_privilege($1, $2, $3, \'UPDATE\') AS ok', [role, table, column])).rows[0]!.ok;
+    // Game end (memory_lifecycle) may still clear vectors; only memory_reembed may set them, and nothing else.
+    expect(await privilege('memory_lifecycle', 'memory.episodic', 'embedding')).toBe(true);
+    expect(await privilege('memory_lifecycle', 'memory.clues', 'embedding')).toBe(true);
+    expect(await privilege('memory_reembed', 'memory.social', 'embedding')).toBe(true);
+    expect(await privilege('memory_reembed', 'memory.episodic', 'embedder')).toBe(true);
+    expect(await privilege('memory_reembed', 'memory.episodic', 'ciphertext')).toBe(false);
+    expect(await privilege('memory_runtime', 'memory.episodic', 'embedding')).toBe(false);
+    const policies = await db.query<{ policyname: string; with_check: string }>(
+      "SELECT policyname, with_check FROM pg_policies WHERE schemaname = 'memory' AND policyname IN ('episodic_lifecycle', 'clue_lifecycle') ORDER BY 1",
+    );
+    expect(policies.rows.map((p) => p.policyname)).toEqual(['clue_lifecycle', 'episodic_lifecycle']);
+    for (const p of policies.rows) expect(p.with_check).toMatch(/embedding IS NULL/);
+
+    // A row that loses its vector loses its embedder with it.
+    await db.query("UPDATE memory.episodic SET embedding = $1::vector, embedder = 'x'", [`[${Array(512).fill(0.1).join(',')}]`]);
+    expect((await db.query('SELECT embedder FROM memory.episodic')).rows).toEqual([{ embedder: 'x' }]);
+    await db.query('UPDATE memory.episodic SET embedding = NULL');
+    expect((await db.query('SELECT embedder FROM memory.episodic')).rows).toEqual([{ embedder: null }]);
+  });
+});
