@@ -1,0 +1,244 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read as loose JSON */
+/**
+ * The open-domain offline extractor end to end: lines ingested over HTTP, consolidated by the
+ * job queue, read back through the memory and context endpoints.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { factsOf, harness, type Harness } from '../lifecycle/support.js';
+import { msg } from '../context/harness.js';
+import type { ContextWindow } from '../../../src/boundary/context.js';
+
+let database: TestDatabase;
+let h: Harness;
+beforeAll(async () => {
+  database = await openTestDatabase();
+  h = await harness(database.db);
+});
+afterAll(async () => {
+  await h?.cleanup();
+  await database?.drop();
+});
+
+/** Current facts only (neither superseded nor invalidated). */
+const current = (facts: any[]) => facts.filter((m) => m.supersededAt === null && m.invalidatedAt === null);
+
+/** The context window of npc-mara for a game token of `participants`, the last line being `last`. */
+async function context(gameId: string, participants: { participantId: string; anonymous: boolean }[], last: { participantId: string; text: string }): Promise<ContextWindow> {
+  const token = await h.token(gameId, participants.map((p) => p.participantId));
+  const r = await h.call('POST', '/v1/npcs/npc-mara/context', token, {
+    roomId: 'library',
+    participants,
+    messages: [msg(1, last.participantId, last.text, true)],
+    state: { version: 1, facts: {} },
+  });
+  if (r.status !== 200) throw new Error(`context: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body as ContextWindow;
+}
+
+/** Clue rows of a game that hold a game detail (not the session summary), straight from the table. */
+async function gameClueKeys(gameId: string): Promise<string[]> {
+  const { rows } = await database.db.query<{ fact_key: string }>(
+    "SELECT fact_key FROM memory.clues WHERE tenant_id = $1 AND game_id = $2 AND fact_key <> 'session.summary' ORDER BY fact_key",
+    [h.tenantId, gameId],
+  );
+  return rows.map((r) => r.fact_key);
+}
+
+describe('open-domain extraction, end to end', () => {
+  it('turns a line with several self-disclosures and filler into one social fact per clause, said back in the second person, with no @mention and no filler', async () => {
+    const P = 'part-bees00001';
+    const r = await h.ingest('od-clauses', [
+      { participantId: P, text: '@Tobias hello there, I keep bees on a rooftop in Lyon' },
+      { participantId: P, text: "ugh I'm so allergic to cats lol and my little sister Mia would love this room" },
+    ]);
+    expect(r.status).toBe(200);
+    await h.system.jobs.drain();
+    const social = await factsOf(h, 'od-clauses', [P], 'social');
+    expect(social.map((m) => ({ key: m.fact.key, value: m.fact.value, summary: m.fact.summary })).sort((a, b) => a.key.localeCompare(b.key))).toEqual([
+      { key: 'speaker.allergy.allergic-cat', value: 'are so allergic to cats', summary: 'You are so allergic to cats.' },
+      { key: 'speaker.fact.keep-bee-rooftop', value: 'keep bees on a rooftop in Lyon', summary: 'You keep bees on a rooftop in Lyon.' },
+      { key: 'speaker.family.sister', value: 'Your little sister Mia would love this room', summary: 'Your little sister Mia would love this room.' },
+    ]);
+    for (const m of social) {
+      for (const text of [m.fact.value, m.fact.summary]) {
+        expect(text).not.toMatch(/@|Tobias|\b(?:hello|there|ugh|lol)\b/i);
+        expect(text).not.toMatch(/\b(?:I|I'm|my)\b/); // said back to the speaker, never in their own voice
+      }
+      expect(m.participantId).toBe(P);
+    }
+    // The first line is one episode, the second line another: each fact links its own.
+    expect(social.find((m) => m.fact.key === 'speaker.fact.keep-bee-rooftop').derivedFrom).toEqual([r.body.ids[0]]);
+    expect(social.filter((m) => m.fact.key !== 'speaker.fact.keep-bee-rooftop').map((m) => m.derivedFrom)).toEqual([[r.body.ids[1]], [r.body.ids[1]]]);
+  });
+
+  it('keeps where a speaker comes from and where they live now in two slots', async () => {
+    const P = 'part-halifax01';
+    await h.ingest('od-origin', [{ participantId: P, text: 'grew up just outside Halifax tbh but I live in Oslo now' }]);
+    await h.system.jobs.drain();
+    const social = await factsOf(h, 'od-origin', [P], 'social');
+    expect(social.map((m) => [m.fact.key, m.fact.value, m.fact.summary]).sort()).toEqual([
+      ['speaker.home', 'Oslo', 'You live in Oslo now.'],
+      ['speaker.origin', 'Halifax', 'You grew up just outside Halifax.'],
+    ]);
+    expect(current(social)).toHaveLength(2);
+  });
+
+  it('supersedes the home when the speaker moves ("we\'ve just moved house, to Geneva"), keeping the old one as history', async () => {
+    const P = 'part-geneva001';
+    await h.ingest('od-move', [{ participantId: P, text: 'I live in Oslo' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-move', [{ participantId: P, text: "we've just moved house, to Geneva" }]);
+    await h.system.jobs.drain();
+    const homes = (await factsOf(h, 'od-move', [P], 'social')).filter((m) => m.fact.key === 'speaker.home');
+    expect(homes).toHaveLength(2);
+    const now = homes.find((m) => m.supersededAt === null);
+    const before = homes.find((m) => m.supersededAt !== null);
+    expect(now.fact).toEqual({ key: 'speaker.home', value: 'Geneva', summary: "You've just moved house, to Geneva." });
+    expect(before.fact.value).toBe('Oslo');
+    expect(now.supersedes).toBe(before.id);
+    expect(before.invalidatedAt).toBeNull(); // history, not erased
+    // Only the new home is current: a context window in another game shows Geneva, never Oslo.
+    const w = await context('od-move-later', [{ participantId: P, anonymous: false }], { participantId: P, text: 'where do I live?' });
+    const values = w.participants[P]!.facts.map((f) => f.value);
+    expect(values).toContain('Geneva');
+    expect(values).not.toContain('Oslo');
+  });
+
+  it('invalidates the fact about the husband, and only it, on "forget what I said about my husband"; "scrap that" invalidates the speaker\'s last fact', async () => {
+    const P = 'part-forget001';
+    await h.ingest('od-forget', [
+      { participantId: P, text: 'my husband Tom is a chef' },
+      { participantId: P, text: 'I have a dog called Rex' },
+      { participantId: P, text: 'I live in Oslo' },
+    ]);
+    await h.system.jobs.drain();
+    await h.ingest('od-forget', [{ participantId: P, text: 'forget what I said about my husband' }]);
+    await h.system.jobs.drain();
+    let social = await factsOf(h, 'od-forget', [P], 'social');
+    expect(social.filter((m) => m.invalidatedAt !== null).map((m) => [m.fact.key, m.fact.value])).toEqual([['speaker.family.husband', 'Your husband Tom is a chef']]);
+    expect(current(social).map((m) => m.fact.key).sort()).toEqual(['speaker.home', 'speaker.pet.dog']);
+    // The request itself is no fact about the speaker.
+    expect(social).toHaveLength(3);
+
+    await h.ingest('od-forget', [{ participantId: P, text: "I'm allergic to shellfish" }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-forget', [{ participantId: P, text: 'scrap that' }]);
+    await h.system.jobs.drain();
+    social = await factsOf(h, 'od-forget', [P], 'social');
+    expect(social.filter((m) => m.invalidatedAt !== null).map((m) => m.fact.key).sort()).toEqual(['speaker.allergy.allergic-shellfish', 'speaker.family.husband']);
+    expect(current(social).map((m) => m.fact.key).sort()).toEqual(['speaker.home', 'speaker.pet.dog']);
+  });
+
+  it('never takes a lowercase word after "called" for a name, and never captures an @mention into a value', async () => {
+    const P = 'part-called001';
+    await h.ingest('od-called', [
+      { participantId: P, text: 'my husband is called forget-me-not guy' },
+      { participantId: P, text: "@Elias I'm allergic to shellfish" },
+    ]);
+    await h.system.jobs.drain();
+    const social = await factsOf(h, 'od-called', [P], 'social');
+    // Not a request to forget either: both facts are current.
+    expect(current(social).map((m) => m.fact.key).sort()).toEqual(['speaker.allergy.allergic-shellfish', 'speaker.family.husband']);
+    for (const m of social) {
+      expect(m.fact.value).not.toMatch(/\bForget\b/);
+      expect(`${m.fact.value} ${m.fact.summary}`).not.toMatch(/Elias|@/);
+    }
+    expect(social.find((m) => m.fact.key === 'speaker.allergy.allergic-shellfish').fact).toMatchObject({ value: 'are allergic to shellfish', summary: 'You are allergic to shellfish.' });
+    // The nickname is kept as it was said, lowercase and whole.
+    expect(social.find((m) => m.fact.key === 'speaker.family.husband').fact.value).toBe('Your husband is called forget-me-not guy');
+  });
+
+  it('keeps "my wife\'s called Nadia, the puzzle genius of the two of us" a social fact of the speaker, while a code and a find are clues; the other participant\'s window holds nothing about Nadia', async () => {
+    const A = 'part-nadia0001';
+    const B = 'part-other0002';
+    await h.ingest('od-nadia', [{ participantId: A, text: "my wife's called Nadia, the puzzle genius of the two of us" }]);
+    await h.system.jobs.drain();
+    expect(await gameClueKeys('od-nadia')).toEqual([]);
+    const social = await factsOf(h, 'od-nadia', [A], 'social');
+    expect(social.map((m) => m.fact)).toEqual([
+      { key: 'speaker.family.wife', value: "Your wife's called Nadia, the puzzle genius of the two of you", summary: "Your wife's called Nadia, the puzzle genius of the two of you." },
+    ]);
+
+    await h.ingest('od-nadia', [
+      { participantId: A, text: 'I think the code is 4792' },
+      { participantId: A, text: 'I found the key behind the painting' },
+    ]);
+    await h.system.jobs.drain();
+    expect(await gameClueKeys('od-nadia')).toEqual(['game.code', 'game.solution']);
+    const clues = (await factsOf(h, 'od-nadia', [], 'clue')).filter((m) => m.fact.key !== 'session.summary');
+    expect(clues.map((m) => [m.fact.key, m.fact.value]).sort()).toEqual([
+      ['game.code', 'I think the code is 4792'],
+      ['game.solution', 'I found the key behind the painting'],
+    ]);
+    expect(await factsOf(h, 'od-nadia', [A], 'social')).toHaveLength(1); // the clues are no social facts
+
+    // B plays the same game: the game's clues are B's too, A's wife is not.
+    const w = await context('od-nadia', [{ participantId: B, anonymous: false }], { participantId: B, text: 'who is good at puzzles around here?' });
+    expect(Object.keys(w.participants)).toEqual([B]);
+    expect(w.clues.map((c) => c.value)).toEqual(expect.arrayContaining(['I think the code is 4792', 'I found the key behind the painting']));
+    // (The room's own lines of this game, `episodes`, are the game's transcript, heard by everyone
+    // in it; what consolidation made of them is what must not cross over.)
+    const memory = JSON.stringify({ clues: w.clues, participants: w.participants, lore: w.lore, directives: w.directives });
+    for (const trace of ['Nadia', 'puzzle genius', 'wife', A]) expect(memory).not.toContain(trace);
+  });
+
+  describe('anonymous speakers', () => {
+    const first = 'anon-vespa-session-a1';
+
+    it('keeps an anonymous speaker\'s story only as a fragment: no participant, no game', async () => {
+      await h.ingest('od-anon-a', [{ participantId: first, text: "I rebuilt my grandmother's 1958 Vespa", anonymous: true }]);
+      await h.system.jobs.drain();
+      expect(await gameClueKeys('od-anon-a')).toEqual([]);
+      expect(await factsOf(h, 'od-anon-a', [first], 'social')).toEqual([]);
+      const fragments = (await factsOf(h, 'od-anon-a', [], 'fragment')).filter((m) => /rebuilt/i.test(m.fact.value));
+      expect(fragments.map((m) => ({ tier: m.tier, participantId: m.participantId, gameId: m.gameId, value: m.fact.value, summary: m.fact.summary }))).toEqual([
+        {
+          tier: 'fragment',
+          participantId: null,
+          gameId: null,
+          value: "they rebuilt their grandmother's 1958 Vespa",
+          summary: "someone told me they rebuilt their grandmother's 1958 Vespa",
+        },
+      ]);
+    });
+
+    it('gives another anonymous speaker of another game who fixes up an old Vespa the uncertain-reconstruction directive', async () => {
+      const second = 'anon-vespa-session-b2';
+      const w = await context('od-anon-b', [{ participantId: second, anonymous: true }], { participantId: second, text: "I'm fixing up an old Vespa" });
+      expect(w.directives.map((d) => d.kind)).toContain('uncertain_reconstruction');
+      const text = JSON.stringify(w);
+      for (const trace of [first, 'od-anon-a', 'grandmother', '1958']) expect(text).not.toContain(trace);
+    });
+
+    it('gives no such directive for an unrelated anonymous line ("the weather is awful today")', async () => {
+      const third = 'anon-weather-session-c3';
+      const w = await context('od-anon-b', [{ participantId: third, anonymous: true }], { participantId: third, text: 'the weather is awful today' });
+      expect(w.directives.map((d) => d.kind)).not.toContain('uncertain_reconstruction');
+    });
+  });
+
+  it('gives every social fact of the window its match with the last line said and the answer threshold; "what am I afraid of?" matches the spider fact best', async () => {
+    const P = 'part-spider001';
+    await h.ingest('od-match', [
+      { participantId: P, text: "I'm honestly terrified of spiders" },
+      { participantId: P, text: 'I keep bees on a rooftop in Lyon' },
+      { participantId: P, text: 'I live in Oslo' },
+      { participantId: P, text: 'my husband Tom is a chef' },
+      { participantId: P, text: 'I love sailing' },
+    ]);
+    await h.system.jobs.drain();
+    const w = await context('od-match', [{ participantId: P, anonymous: false }], { participantId: P, text: 'what am I afraid of?' });
+    expect(w.retrieval).toEqual({ embedder: expect.any(String), answerThreshold: expect.any(Number) });
+    const facts = w.participants[P]!.facts;
+    expect(facts).toHaveLength(5);
+    for (const f of facts) {
+      expect(f.match).toEqual(expect.any(Number));
+      expect(f.match!).toBeGreaterThanOrEqual(-1);
+      expect(f.match!).toBeLessThanOrEqual(1);
+    }
+    const best = [...facts].sort((a, b) => b.match! - a.match!)[0]!;
+    expect(best).toMatchObject({ key: 'speaker.fear.terrify-spider', value: 'are honestly terrified of spiders', summary: 'You are honestly terrified of spiders.' });
+    expect(best.match!).toBeGreaterThanOrEqual(w.retrieval!.answerThreshold);
+  });
+});
