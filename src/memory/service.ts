@@ -219,9 +219,11 @@ export class MemoryService {
     for (const [i, tierRows] of results.entries()) {
       const tier = statements[i]!.tier;
       for (const r of tierRows) {
-        const row = r as unknown as (EpisodeRow | FactRow) & { distance: number };
+        const row = r as unknown as (EpisodeRow | FactRow) & { distance: number | null };
         const m = tier === 'episodic' ? this.toEpisode(keys, scope.tenantId, row as EpisodeRow) : this.toFact(keys, tier, scope.tenantId, row as FactRow);
-        if (m) out.push(Object.assign(m, { distance: Number(row.distance) }));
+        // A row with no vector (cleared, or not re-embedded since migration 0005) has a NULL
+        // distance: the farthest (2), not Number(null) = 0, the nearest.
+        if (m) out.push(Object.assign(m, { distance: row.distance === null ? 2 : Number(row.distance) }));
       }
     }
     // Each tier's rows come nearest first; several tiers are merged.

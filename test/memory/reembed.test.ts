@@ -65,6 +65,9 @@ describe('memory reembed: rows written by another embedder (or with no vector) g
       "SELECT embedder, embedding IS NOT NULL AS has FROM memory.episodic WHERE game_id = 'game-ended'",
     );
     expect(endedRows.rows).toEqual([{ embedder: null, has: false }]);
+    // A row with no vector is still found, as the farthest (not as distance 0, the nearest).
+    const found = await current.service.search(game, { text: 'when does the ferry leave?', k: 5, tiers: ['lore', 'clue'] });
+    expect(found.map((m) => [m.tier, m.distance === 2])).toEqual([['clue', false], ['lore', true]]);
   });
 
   it('re-embeds only the chosen tenant, with progress, and then searching by meaning finds the rows', async () => {
