@@ -23,11 +23,11 @@ describe('the catalog leaves no path around row-level security', () => {
     expect(tables.filter((t) => !t.relrowsecurity || !t.relforcerowsecurity)).toEqual([]);
   });
 
-  it('runs every memory role (runtime, admin, worker, lifecycle) without superuser, BYPASSRLS, login or ownership of any table', async () => {
+  it('runs every memory role (runtime, admin, worker, lifecycle, reembed) without superuser, BYPASSRLS, login or ownership of any table', async () => {
     const roles = await q<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean; rolcanlogin: boolean }>(
       `SELECT rolname, rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname LIKE 'memory\\_%' ORDER BY rolname`,
     );
-    expect(roles.map((r) => r.rolname)).toEqual(['memory_admin', 'memory_lifecycle', 'memory_runtime', 'memory_worker']);
+    expect(roles.map((r) => r.rolname)).toEqual(['memory_admin', 'memory_lifecycle', 'memory_reembed', 'memory_runtime', 'memory_worker']);
     for (const role of roles) expect(role, role.rolname).toMatchObject({ rolsuper: false, rolbypassrls: false, rolcanlogin: false });
     const owned = await q(`SELECT relname FROM pg_class WHERE relowner IN (SELECT oid FROM pg_roles WHERE rolname LIKE 'memory\\_%')`);
     expect(owned).toEqual([]);
