@@ -106,6 +106,24 @@ describe('memory reembed: rows written by another embedder (or with no vector) g
     expect(all.reembedded.lore).toBe(1);
   });
 
+  it('runs as memory_reembed, which sees one tenant, no ended game, and may change only the vector and its embedder', async () => {
+    const asReembed = <T>(tenant: string, fn: (tx: { query: typeof database.db.query }) => Promise<T>) =>
+      database.db.transaction(async (tx) => {
+        await tx.query("SELECT set_config('role', 'memory_reembed', true), set_config('memory.tenant', $1, true)", [tenant]);
+        return fn(tx as unknown as { query: typeof database.db.query });
+      });
+    const seen = await asReembed(tenantId, async (tx) => ({
+      lore: (await tx.query<{ tenant_id: string }>('SELECT tenant_id FROM memory.lore')).rows.map((r) => r.tenant_id),
+      games: (await tx.query<{ game_id: string }>('SELECT DISTINCT game_id FROM memory.episodic')).rows.map((r) => r.game_id),
+      ended: (await tx.query("UPDATE memory.episodic SET embedder = 'x' WHERE game_id = 'game-ended'")).rowCount,
+    }));
+    expect(seen).toEqual({ lore: [tenantId], games: ['game-reembed'], ended: 0 });
+    await expect(asReembed(tenantId, (tx) => tx.query("UPDATE memory.lore SET fact_key = 'x'"))).rejects.toThrow(/permission denied/);
+    await expect(asReembed(tenantId, (tx) => tx.query('DELETE FROM memory.lore'))).rejects.toThrow(/permission denied/);
+    await expect(asReembed(tenantId, (tx) => tx.query('UPDATE memory.lore SET tenant_id = $1', [other]))).rejects.toThrow(/permission denied/);
+    expect(await asReembed('', async (tx) => (await tx.query('SELECT id FROM memory.social')).rows)).toEqual([]);
+  });
+
   it('refuses a bad batch size', async () => {
     await expect(reembed(database.db, current.service, { batch: 0 })).rejects.toThrow(/--batch/);
   });
