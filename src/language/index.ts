@@ -93,7 +93,12 @@ export function clauses(text: string): Clause[] {
       flush();
       continue;
     }
-    const boundary = (t.pos === 'PUNCT' && /^[,:\u2013\u2014-]+$/.test(t.text)) || (t.pos === 'CCONJ' && ['and', 'but', 'so', 'or'].includes(t.lower));
+    // A colon always ends what came before ("fun fact: ...", "quick q: ...").
+    if (t.pos === 'PUNCT' && t.text === ':') {
+      flush();
+      continue;
+    }
+    const boundary = (t.pos === 'PUNCT' && /^[,\u2013\u2014-]+$/.test(t.text)) || (t.pos === 'CCONJ' && ['and', 'but', 'so', 'or'].includes(t.lower));
     if (boundary && current.length > 0 && startsClause(all, i + 1)) {
       flush();
       continue;
@@ -192,7 +197,8 @@ export function revoice(toks: readonly Token[], to: 'second' | 'third'): string 
     if (t.lower === 'was' && prev && ['you', 'they'].includes(prev.lower)) word = 'were';
     if (t.lower === 'was' && i > 0 && ['i', 'we'].includes(toks[i - 1]!.lower)) word = 'were';
     if (t.lower === 'have' && to === 'third' && prev?.lower === 'they') word = undefined;
-    // "my" opens a noun phrase; "I" and "me" are the subject and object.
+    // Inside a hyphenated word ("forget-me-not") nothing is re-voiced.
+    if (word && (toks[i - 1]?.text === '-' && !t.spaced || (toks[i + 1]?.text === '-' && !toks[i + 1]!.spaced))) word = undefined;
     if (word) {
       const cased = i === 0 || t.text[0] === t.text[0]!.toUpperCase() && t.lower !== 'i' ? word.charAt(0).toUpperCase() + word.slice(1) : word;
       out.push({ ...t, text: i === 0 ? cased : word, lower: word });

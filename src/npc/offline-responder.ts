@@ -24,6 +24,7 @@
  */
 import type { ContextFact, ContextWindow } from '../boundary/context.js';
 import { clauses, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
+import { slotOf } from '../language/topics.js';
 import type { ModelInput, ModelProvider, NpcReply } from './types.js';
 
 const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down', 'in', 'out'] as const;
@@ -65,8 +66,8 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
 
   // 5. About the asker: only their own facts, by meaning.
   const personal = questions.find((c) => person(c) === 'first' && !aboutTheRoom(c));
-  if (personal && !greeting(said, trigger.text)) {
-    const best = answering(facts, window);
+  if (personal && !rememberMe(said)) {
+    const best = answering(facts, window, personal);
     if (best) return say(`You told me ${lowerFirst(stripPeriod(best.summary))}.`);
     return say(`${npc.firstName} thinks for a moment. "I don't know; you haven't told me that."`);
   }
@@ -110,14 +111,28 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
 }
 
 /** The asker's fact that best answers the line, if any passes the window's threshold. */
-function answering(facts: readonly ContextFact[], window: ContextWindow): ContextFact | undefined {
+function answering(facts: readonly ContextFact[], window: ContextWindow, question: Clause): ContextFact | undefined {
   const threshold = window.retrieval?.answerThreshold ?? DEFAULT_ANSWER_THRESHOLD;
-  let best: ContextFact | undefined;
-  for (const f of facts) {
-    if ((f.standing === 'claim' && f.confidence < 0.5) || f.match === undefined || f.match < threshold) continue;
-    if (!best || f.match > best.match! || (f.match === best.match && f.score > best.score)) best = f;
+  const usable = facts.filter((f) => !(f.standing === 'claim' && f.confidence < 0.5) && f.match !== undefined);
+  const best = (list: readonly ContextFact[], floor: number) =>
+    list.filter((f) => f.match! >= floor).reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! || (f.match === a.match && f.score > a.score) ? f : a), undefined);
+  // A question that names a topic ("who's my furry friend?": pets) is answered from that topic's
+  // facts first, at a lower bar: the topic already says they are about the same thing.
+  const { slot } = slotOf(question.tokens);
+  if (slot !== 'open') {
+    const onTopic = best(usable.filter((f) => f.key.split('.')[1] === slot), threshold * TOPIC_BAR);
+    if (onTopic) return onTopic;
   }
-  return best;
+  return best(usable, threshold);
+}
+
+/** The share of the answer threshold a fact of the topic a question names must reach. */
+const TOPIC_BAR = 0.5;
+
+/** "Remember me?", "do you know who I am?": a greeting in question form. */
+function rememberMe(said: readonly Clause[]): boolean {
+  const text = said.map((c) => c.text.toLowerCase()).join(' ');
+  return /\b(?:remember me|know who i am|recogni[sz]e me)\b/.test(text);
 }
 
 /** "Go west", "please head north", "let's go out", "can you come down": a request addressed to the NPC. */
@@ -149,9 +164,10 @@ const ROOM_WORDS = new Set(['place', 'room', 'here', 'escape', 'exit', 'out', 'l
 function aboutTheRoom(c: Clause): boolean {
   const words = c.tokens.map((t) => t.lower);
   const we = words.some((w) => w === 'we' || w === 'us' || w === 'our');
-  const place = words.some((w) => ['place', 'room', 'escape', 'exit', 'puzzle', 'puzzles', 'game', 'goal'].includes(w)) || (words.includes('here') && !words.includes('i'));
-  const wayOut = words.some((w) => ['out', 'leave', 'win', 'next', 'stuck'].includes(w)) && (we || words.includes('i') || words.includes('do'));
-  return place || (we && words.some((w) => ROOM_WORDS.has(w))) || (wayOut && !words.includes('my'));
+  const mine = words.some((w) => w === 'my' || w === 'me' || w === 'mine');
+  const here = words.some((w, i) => ['place', 'room'].includes(w) && ['this', 'the'].includes(words[i - 1] ?? '')) || words.some((w) => ['escape', 'exit', 'puzzle', 'puzzles'].includes(w)) || (words.includes('here') && !mine);
+  const wayOut = words.some((w) => ['out', 'leave', 'win', 'stuck'].includes(w)) && !mine;
+  return here || (we && words.some((w) => ROOM_WORDS.has(w))) || wayOut;
 }
 
 /** "Who are you?", "what's your name?", "what do you do here?", "tell me about yourself". */

@@ -231,6 +231,10 @@ function thirdPerson(clause: string): string | undefined {
 
 const clamp = (n: number) => Math.round(Math.min(1, Math.max(0, Number.isFinite(n) ? n : 0.5)) * 100) / 100;
 
+/** Capitalized words of a value that may be names; a make after a year ("a 1958 Vespa") is not one. */
 function properNames(value: string): string[] {
-  return (value.match(/\b[A-Z][a-z'-]+\b/g) ?? []).filter((w) => w.length >= 2);
+  return [...value.matchAll(/(?<=^|\s)(\S*?)\s*\b([A-Z][a-z'-]+)\b/g)]
+    .filter((m) => !/^(?:1[89]\d\d|20\d\d)$/.test(m[1] ?? ''))
+    .map((m) => m[2]!)
+    .filter((w) => w.length >= 2);
 }

@@ -109,7 +109,7 @@ export class Consolidator {
       await this.writeFacts(tx, scope, [...planned.facts, ...(await this.sessionSummary(tx, scope, episodes, planned.facts))], report);
       for (const anomaly of planned.anomalies) await this.logAnomaly(tx, scope, anomaly.kind, anomaly.coreKey, anomaly.candidate);
       report.anomalies = planned.anomalies.length;
-      report.forgotten = (await this.applyForgets(tx, scope, planned.forgets)) + (await this.forget(tx, scope));
+      report.forgotten = (await this.applyForgets(tx, scope, planned.forgets, episodes)) + (await this.forget(tx, scope));
       await store.markConsolidated(tx, tenantId, gameId, npcId, rows.map((r) => r.id));
       this.options.logger?.debug({ tenantId, gameId, npcId, ...report }, 'consolidated');
       return report;
@@ -245,7 +245,9 @@ export class Consolidator {
    * what I said about my husband": every fact mentioning the husband), or, for "scrap that", the
    * last fact they told. Each is invalidated, as an erasure of that one memory.
    */
-  private async applyForgets(tx: Tx, scope: Scope, forgets: readonly PlannedForget[]): Promise<number> {
+  private async applyForgets(tx: Tx, scope: Scope, forgets: readonly PlannedForget[], episodes: readonly EpisodeInput[]): Promise<number> {
+    // Facts written in this transaction share one created_at: "what they said last" is told by the episodes' order.
+    const order = new Map(episodes.map((e, i) => [e.id, i]));
     let n = 0;
     for (const f of forgets) {
       const rows = await store.currentSocialFacts(tx, scope, f.participantId, '');
@@ -254,7 +256,10 @@ export class Consolidator {
       const wanted = new Set(contentLemmas(f.about));
       let ids: string[];
       if (wanted.size === 0) {
-        ids = [rows[0]!.id]; // newest first: what they said last
+        const at = order.get(f.episodeId) ?? Infinity;
+        const position = (r: FactRow) => Math.max(-1, ...r.derived_from.map((id) => order.get(id) ?? -1).filter((i) => i < at));
+        const inBatch = rows.filter((r) => position(r) >= 0).sort((a, b) => position(b) - position(a));
+        ids = [(inBatch[0] ?? rows[0]!).id]; // what they said last
       } else {
         ids = rows
           .filter((r) => {
@@ -295,7 +300,9 @@ export class Consolidator {
       if (value) state = JSON.parse(value) as SessionSummary;
       derived = previous.derived_from;
     }
-    const major = facts.filter((f) => f.importance >= 0.75 && f.tier !== 'fragment').map((f) => f.summary);
+    // Game events only: the summary is a clue every participant of the game may hear, so a
+    // participant's personal facts (social tier) never enter it.
+    const major = facts.filter((f) => f.importance >= 0.75 && (f.tier === 'clue' || f.tier === 'lore')).map((f) => f.summary);
     state = { messages: state.messages + utterances.length, notable: [...new Set([...state.notable, ...major])].slice(-12) };
     const summary = `${state.messages} messages so far${state.notable.length ? `; notable: ${state.notable.join('; ')}` : ''}`;
     return [

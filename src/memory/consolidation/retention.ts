@@ -56,6 +56,9 @@ export function retentionFor(kind: CandidateKind, tier: FactTier): RetentionClas
   switch (kind) {
     case 'name':
     case 'relationship':
+    case 'family':
+    case 'origin':
+    case 'health':
       return 'permanent';
     case 'world_fact':
       return 'permanent';

@@ -34,6 +34,8 @@ const MIN_ITEM_TOKENS = 24;
 /** After this many candidates in a row did not fit, a section is considered full. */
 const MAX_MISSES = 3;
 const STATE_DIRECTIVE_TOKENS = countTokens(STATE_DIRECTIVE) + 8;
+/** The token report names its sections: a few tokens each. */
+const ENVELOPE_SECTION_TOKENS = 40;
 
 type Candidate = { tier: FactTier; row: CandidateRow; score: number };
 
@@ -228,9 +230,13 @@ export class ContextAssembler {
       procedural: procedural ? { version: procedural.version, persona: procedural.persona, directives: procedural.directives } : null,
       state: request.state,
     };
-    const pinnedTokens = jsonTokens(pinned) + jsonTokens(directives) + STATE_DIRECTIVE_TOKENS;
-    const rest = Math.max(0, budget - pinnedTokens);
-    const sectionTokens: Record<string, number> = { pinned: pinnedTokens };
+    const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id) };
+    // The retrieval note travels with the pinned part and is counted with it.
+    const pinnedTokens = jsonTokens(pinned) + jsonTokens(directives) + jsonTokens(retrieval) + STATE_DIRECTIVE_TOKENS;
+    // The window's own fields (ids, the token report, timings) are part of what the model reads.
+    const envelopeTokens = jsonTokens({ contextId: randomUUID(), npcId, gameId, roomId: request.roomId, tokens: { budget, total: budget, sections: {} }, timingsMs: { retrieve: 0, build: 0 } }) + ENVELOPE_SECTION_TOKENS;
+    const rest = Math.max(0, budget - pinnedTokens - envelopeTokens);
+    const sectionTokens: Record<string, number> = { pinned: pinnedTokens, envelope: envelopeTokens };
 
     // Working memory: merge the new messages, summarized past 80% of the transcript's share.
     const working = updateWorking(
@@ -317,7 +323,7 @@ export class ContextAssembler {
       directives,
       pinned,
       tokens: { budget, total: 0, sections: sectionTokens },
-      retrieval: { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id) },
+      retrieval,
       timingsMs: { retrieve: 0, build: 0 },
     };
     window.tokens.total = Object.values(sectionTokens).reduce((a, b) => a + b, 0);

@@ -104,7 +104,7 @@ describe('the rule extractor, in varied phrasings', () => {
     expect(facts.filter((f) => f.tier === 'social')).toEqual([]);
     const fragments = facts.filter((f) => f.tier === 'fragment');
     expect(fragments).toHaveLength(1);
-    expect(fragments[0]!.summary).toBe('someone mentioned restoring a 1967 Mustang');
+    expect(fragments[0]!.summary).toBe("someone told me they've been restoring a 1967 Mustang");
     expect(JSON.stringify(fragments)).not.toMatch(/Dana|part-aaaa1111|alpha|library/);
   });
 

@@ -85,7 +85,7 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
     expect(names[0].derivedFrom.length).toBeGreaterThan(1);
     // Whatever its key, the grand title is one fact, never more sure than a claim (0.3).
     const claim = social.filter((m) => /emperor/i.test(m.fact.value));
-    expect(claim.map((m) => m.fact.summary)).toEqual(['You are the emperor.']);
+    expect(claim.map((m) => m.fact.summary)).toEqual(['You claim to be the emperor.']);
     expect(claim[0].confidence).toBeLessThanOrEqual(0.3);
   });
 
@@ -102,7 +102,8 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
     expect(current).toHaveLength(1);
     expect(summaries.length).toBeGreaterThan(1);
     // Ten messages to npc-mara; the major events in the words said back to their speakers.
-    expect(current[0].fact.summary).toBe("10 messages so far; notable: You are Alex.; You live in Oslo.; Your name is Bree.; You work as a nurse.; You've just moved, to Geneva.");
+    // The summary is a clue every participant of the game hears: personal facts never enter it.
+    expect(current[0].fact.summary).toBe('10 messages so far');
     expect(current[0].retention).toBe('session_only');
   });
 });

@@ -17,28 +17,12 @@
  * "actually", "just moved", "not any more") updates its slot: consolidation then supersedes the
  * old value even when the new fact's key is not the same.
  */
-import { clauses, forgetRequest, person, revoice, withSubject, type Clause, type Token } from '../../../language/index.js';
+import { clauses, forgetRequest, person, render, revoice, withSubject, type Clause, type Token } from '../../../language/index.js';
+import { slotOf, type Slot } from '../../../language/topics.js';
 import { gameDetail } from '../firewall.js';
-import { guardCandidates, worldFact } from './rules.js';
+import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
 import { SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
 
-type Slot = keyof typeof SLOTS;
-
-/** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
-const SLOT_LEMMAS: [Slot, readonly string[]][] = [
-  ['allergy', ['allergic', 'allergy', 'intolerant', 'intolerance', 'anaphylactic', 'epipen']],
-  ['health', ['asthma', 'asthmatic', 'diabetic', 'diabetes', 'vegan', 'vegetarian', 'celiac', 'coeliac', 'migraine', 'insomnia', 'colorblind', 'deaf', 'blind', 'pregnant', 'injury', 'injure', 'surgery', 'sick', 'illness', 'disease', 'condition', 'medication']],
-  ['fear', ['afraid', 'scared', 'scare', 'terrified', 'terrify', 'fear', 'phobia', 'frightened', 'frighten', 'petrified', 'creep', 'freak', 'nightmare', 'dread']],
-  ['family', ['wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'sister', 'brother', 'sibling', 'twin', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew', 'fiance', 'fiancee', 'fiancé', 'fiancée', 'family', 'stepmom', 'stepdad', 'sis', 'bro']],
-  ['pet', ['dog', 'cat', 'puppy', 'pup', 'kitten', 'pet', 'hamster', 'parrot', 'rabbit', 'bunny', 'horse', 'pony', 'goldfish', 'fish', 'tortoise', 'turtle', 'snake', 'lizard', 'ferret', 'gerbil', 'budgie', 'iguana', 'gecko', 'chicken', 'hen', 'goat', 'labrador', 'retriever', 'terrier', 'poodle', 'spaniel', 'collie', 'beagle', 'husky']],
-  ['origin', ['grow', 'born', 'bear', 'raise', 'originally', 'hometown', 'native', 'childhood']],
-  ['home', ['live', 'move', 'reside', 'relocate', 'base', 'home', 'apartment', 'flat', 'house', 'neighborhood', 'neighbourhood', 'rent']],
-  ['occupation', ['work', 'job', 'employ', 'employer', 'career', 'profession', 'shift', 'boss', 'colleague', 'office', 'hire', 'company', 'firm', 'salary', 'retire', 'intern', 'freelance', 'trade']],
-  ['trip', ['trip', 'travel', 'visit', 'holiday', 'vacation', 'fly', 'flight', 'backpack', 'journey', 'tour', 'cruise', 'abroad', 'honeymoon']],
-  ['hobby', ['hobby', 'spare', 'weekend', 'pastime', 'collect', 'knit', 'paint', 'bake', 'hike', 'climb', 'garden', 'fish', 'surf', 'ski', 'skate', 'dance', 'sing', 'play', 'practice', 'practise', 'train', 'run', 'swim', 'cycle', 'brew', 'sew', 'draw']],
-  ['likes', ['love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'prefer', 'into']],
-  ['dislikes', ['hate', 'dislike', 'loathe', 'despise', 'detest', 'stand']],
-];
 
 const KIND_OF: Record<Slot, CandidateKind> = {
   name: 'name',
@@ -90,7 +74,7 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
       op: 'forget',
       key: slot && slot.slot !== 'open' ? SLOTS[slot.slot] : '',
       value: forget.about,
-      summary: forget.about ? `You asked me to forget what you said about ${revoice(clauses(forget.about)[0]?.tokens ?? [], 'second')}.` : 'You asked me to forget what you said.',
+      summary: forget.about ? `You asked me to forget what you said about ${lowerFirst(revoice(clauses(forget.about)[0]?.tokens ?? [], 'second'))}.` : 'You asked me to forget what you said.',
       confidence: 0.9,
       text: episode.text,
     });
@@ -124,6 +108,9 @@ function selfDisclosure(clause: Clause, updating: boolean): Omit<Candidate, 'epi
     return { kind: 'game', key: `game.${gameDetail(clause.text, true)}`, value: clause.text, summary: cap(clause.text), confidence: 0.8, text: clause.text };
   }
   if (!lasting(toks)) return undefined;
+  // "I'm the emperor": a title nobody in an escape room holds is kept as a weak claim, never as a fact.
+  const title = grandTitle(toks);
+  if (title) return { kind: 'claim', key: 'speaker.claimed_title', value: title, summary: `You claim to be ${/^(?:the|a|an)\s/i.test(title) ? title : `the ${title}`}.`, confidence: 0.2, text: clause.text };
   const found = slotOf(toks);
   const summary = sentence(revoice(toks, 'second'));
   const body = summary.replace(/^You\s+/, '').replace(/[.!]$/, '');
@@ -133,37 +120,6 @@ function selfDisclosure(clause: Clause, updating: boolean): Omit<Candidate, 'epi
   const key = slot === 'name' ? SLOTS.name : SINGLE.has(slot) ? SLOTS[slot] : slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[slot]}.${slug(noun ?? contentOf(toks), 2)}`;
   const hedged = toks.some((t) => ['maybe', 'perhaps', 'probably', 'guess', 'might'].includes(t.lower));
   return { kind: KIND_OF[slot], op, key, value, summary, confidence: hedged ? 0.5 : 0.8, text: clause.text };
-}
-
-/** The speaker's own name: "my name is Ada", "call me Ada", "I'm Ada". */
-function nameOf(toks: readonly Token[]): string | undefined {
-  const lower = toks.map((t) => t.lower);
-  const at = (i: number) => (toks[i]?.pos === 'PROPN' || /^[A-Z]/.test(toks[i]?.text ?? '') ? toks[i]!.text : undefined);
-  for (let i = 0; i < toks.length; i++) {
-    if (lower[i] === 'name' && ['my', 'the'].includes(lower[i - 1] ?? '') && ['is', "'s"].includes(lower[i + 1] ?? '')) return toks[i + 2]?.text;
-    if (lower[i] === 'call' && lower[i + 1] === 'me') return at(i + 2);
-    if (lower[i] === 'i' && lower[i + 1] === 'am' && toks.length <= 4) return at(i + 2);
-    if (lower[i] === 'i' && ['am', "'m"].includes(lower[i + 1] ?? '') && lower[i + 2] === 'called') return at(i + 3);
-  }
-  return undefined;
-}
-
-export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string } {
-  if (nameOf(toks)) return { slot: 'name' };
-  // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
-  // thing the clause is about.
-  const possessed = toks.findIndex((t, i) => i > 0 && ['my', 'our'].includes(toks[i - 1]!.lower) || (i > 1 && ['my', 'our'].includes(toks[i - 2]!.lower) && toks[i - 1]!.pos === 'ADJ'));
-  const order = possessed >= 0 ? [toks[possessed]!, ...toks] : toks;
-  for (const t of order) {
-    for (const [slot, lemmas] of SLOT_LEMMAS) {
-      if (lemmas.includes(t.lemma) || lemmas.includes(t.lower)) {
-        if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma))) continue;
-        if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) continue;
-        return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
-      }
-    }
-  }
-  return { slot: 'open' };
 }
 
 /** Whether a first-person clause states something about a life, not the moment in the room. */
@@ -208,5 +164,15 @@ const contentOf = (toks: readonly Token[]) =>
     .filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma))
     .map((t) => t.lemma)
     .join(' ') || 'thing';
+/** What follows "I am" when it is a grand title ("the emperor"). */
+function grandTitle(toks: readonly Token[]): string | undefined {
+  const at = toks.findIndex((t, i) => t.lower === 'i' && ['am', "'m"].includes(toks[i + 1]?.lower ?? ''));
+  if (at < 0) return undefined;
+  const rest = render(toks.slice(at + 2)).replace(/^(?:actually|really|truly|secretly)\s+/i, '');
+  const bare = rest.replace(/^(?:the|a|an)\s+/i, '');
+  return GRAND_TITLES.test(bare) || GRAND_TITLES.test(rest) ? rest.replace(/[.!,;]+$/, '') : undefined;
+}
+
+const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const sentence = (s: string) => `${cap(s.replace(/[\s,;:]+$/, ''))}${/[.!?]$/.test(s) ? '' : '.'}`;

@@ -10,7 +10,7 @@ type Found = Omit<Candidate, 'episodeId' | 'participantId' | 'text'>;
 type Rule = (clause: string) => Found | Found[] | undefined;
 
 /** Titles nobody in an escape room holds: kept as low-confidence claims, never as facts. */
-const GRAND_TITLES =
+export const GRAND_TITLES =
   /^(?:the\s+)?(?:emperor|empress|king|queen|god|goddess|president|prince|princess|pope|pharaoh|sultan|tsar|czar|overlord|ruler of|lord|lady|duke|duchess|chosen one|messiah|billionaire|owner of (?:this|the) (?:place|game|world))\b/i;
 
 const OCCUPATION_WORDS =

@@ -1,0 +1,59 @@
+/**
+ * Topics of a life, as the words that name them: what slot a self-disclosure fills ("my hamster
+ * Pickles" -> pet) and what a question asks about ("who's my furry friend?" -> pet). Words are
+ * matched by lemma, so any inflection counts; the lists name the topics of the memory design's
+ * slots (DESIGN section 5), not phrasings of any dataset.
+ */
+import type { Token } from './index.js';
+
+export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' | 'health' | 'allergy' | 'likes' | 'dislikes' | 'fear' | 'trip' | 'hobby' | 'open';
+
+/** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
+export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
+  ['allergy', ['reaction', 'allergic', 'allergy', 'intolerant', 'intolerance', 'anaphylactic', 'epipen']],
+  ['health', ['asthma', 'asthmatic', 'diabetic', 'diabetes', 'vegan', 'vegetarian', 'celiac', 'coeliac', 'migraine', 'insomnia', 'colorblind', 'deaf', 'blind', 'pregnant', 'injury', 'injure', 'surgery', 'sick', 'illness', 'disease', 'condition', 'medication']],
+  ['fear', ['phobia', 'spook', 'afraid', 'scared', 'scare', 'terrified', 'terrify', 'fear', 'phobia', 'frightened', 'frighten', 'petrified', 'creep', 'freak', 'nightmare', 'dread']],
+  ['family', ['relationship', 'date', 'sweetheart', 'kin', 'relative', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'sister', 'brother', 'sibling', 'twin', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew', 'fiance', 'fiancee', 'fiancé', 'fiancée', 'family', 'stepmom', 'stepdad', 'sis', 'bro']],
+  ['pet', ['animal', 'furry', 'dog', 'cat', 'puppy', 'pup', 'kitten', 'pet', 'hamster', 'parrot', 'rabbit', 'bunny', 'horse', 'pony', 'goldfish', 'fish', 'tortoise', 'turtle', 'snake', 'lizard', 'ferret', 'gerbil', 'budgie', 'iguana', 'gecko', 'chicken', 'hen', 'goat', 'labrador', 'retriever', 'terrier', 'poodle', 'spaniel', 'collie', 'beagle', 'husky']],
+  ['origin', ['root', 'hail', 'youth', 'upbringing', 'grow', 'born', 'bear', 'raise', 'originally', 'hometown', 'native', 'childhood']],
+  ['home', ['household', 'address', 'live', 'move', 'reside', 'relocate', 'base', 'home', 'apartment', 'flat', 'house', 'neighborhood', 'neighbourhood', 'rent']],
+  ['occupation', ['living', 'business', 'duty', 'coworker', 'workplace', 'work', 'job', 'employ', 'employer', 'career', 'profession', 'shift', 'boss', 'colleague', 'office', 'hire', 'company', 'firm', 'salary', 'retire', 'intern', 'freelance', 'trade']],
+  ['trip', ['getaway', 'adventure', 'destination', 'itinerary', 'overseas', 'trip', 'travel', 'visit', 'holiday', 'vacation', 'fly', 'flight', 'backpack', 'journey', 'tour', 'cruise', 'abroad', 'honeymoon']],
+  ['hobby', ['unwind', 'relax', 'chill', 'leisure', 'hobby', 'spare', 'weekend', 'pastime', 'collect', 'knit', 'paint', 'bake', 'hike', 'climb', 'garden', 'fish', 'surf', 'ski', 'skate', 'dance', 'sing', 'play', 'practice', 'practise', 'train', 'run', 'swim', 'cycle', 'brew', 'sew', 'draw']],
+  ['likes', ['dish', 'meal', 'food', 'cuisine', 'music', 'band', 'song', 'artist', 'listen', 'album', 'concert', 'gig', 'playlist', 'singer', 'love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'prefer', 'into']],
+  ['dislikes', ['hate', 'dislike', 'loathe', 'despise', 'detest', 'stand']],
+];
+
+
+/** The speaker's own name: "my name is Ada", "call me Ada", "I'm Ada". */
+function nameOf(toks: readonly Token[]): string | undefined {
+  const lower = toks.map((t) => t.lower);
+  const at = (i: number) => (toks[i]?.pos === 'PROPN' || /^[A-Z]/.test(toks[i]?.text ?? '') ? toks[i]!.text : undefined);
+  for (let i = 0; i < toks.length; i++) {
+    if (lower[i] === 'name' && ['my', 'the'].includes(lower[i - 1] ?? '') && ['is', "'s"].includes(lower[i + 1] ?? '')) return toks[i + 2]?.text;
+    if (lower[i] === 'call' && lower[i + 1] === 'me') return at(i + 2);
+    if (lower[i] === 'i' && lower[i + 1] === 'am' && toks.length <= 4) return at(i + 2);
+    if (lower[i] === 'i' && ['am', "'m"].includes(lower[i + 1] ?? '') && lower[i + 2] === 'called') return at(i + 3);
+  }
+  return undefined;
+}
+
+export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string } {
+  if (nameOf(toks)) return { slot: 'name' };
+  // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
+  // thing the clause is about.
+  const possessed = toks.findIndex((t, i) => i > 0 && ['my', 'our'].includes(toks[i - 1]!.lower) || (i > 1 && ['my', 'our'].includes(toks[i - 2]!.lower) && toks[i - 1]!.pos === 'ADJ'));
+  const order = possessed >= 0 ? [toks[possessed]!, ...toks] : toks;
+  for (const t of order) {
+    for (const [slot, lemmas] of SLOT_LEMMAS) {
+      if (lemmas.includes(t.lemma) || lemmas.includes(t.lower)) {
+        if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') continue; // "saw them live"
+        if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma))) continue;
+        if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) continue;
+        return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
+      }
+    }
+  }
+  return { slot: 'open' };
+}
+
