@@ -27,6 +27,9 @@ export async function startMemoryService(): Promise<RunningMemoryService> {
   const keys = await tempDir('engine-keyring');
   const tenant = await createTenant(database.db, `engine-${Math.random().toString(36).slice(2, 8)}`);
   let system: MemorySystem | undefined = await assemble(database.db, { keyringDir: keys.dir, logger: false });
+  // Loaded before listening, as openMemorySystem does at start: the first ingest does not wait
+  // for the model (the clients' timeouts are short).
+  await system.embedder.embed(['warm up']);
   await system.app.listen({ port: 0, host: '127.0.0.1' });
   const port = (system.app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
