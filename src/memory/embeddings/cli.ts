@@ -9,7 +9,7 @@ import cliProgress from 'cli-progress';
 import { loadConfig } from '../../config.js';
 import type { Database } from '../db/types.js';
 import { assemble } from '../system.js';
-import { LocalHashEmbedder } from './local.js';
+import { configuredEmbedding } from './configured.js';
 import { reembed, type ReembedProgress } from './reembed.js';
 
 type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
@@ -26,8 +26,7 @@ export function registerReembedCommand(program: Command, withDatabase: WithDatab
         const system = await assemble(db, {
           keyringDir: config.keyringDir,
           logger: false,
-          embeddings: config.embeddings,
-          embedder: config.localEmbedder === 'hash' ? new LocalHashEmbedder() : undefined,
+          ...configuredEmbedding(config),
         });
         const tty = process.stderr.isTTY;
         const bar = tty

@@ -14,6 +14,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import type { Database } from '../db/types.js';
 import { assemble } from '../system.js';
+import { configuredEmbedding } from '../embeddings/configured.js';
 import { listJobs, queueStats, retryDeadJob, type JobState } from '../consolidation/queue.js';
 
 type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
@@ -25,8 +26,11 @@ async function withSystem<T>(db: Database, options: { now?: string; windowDays?:
   if (now && Number.isNaN(now.getTime())) throw new Error('--now must be an ISO-8601 date-time');
   const windowDays = options.windowDays === undefined ? undefined : Number(options.windowDays);
   if (windowDays !== undefined && !(windowDays >= 0)) throw new Error('--window-days must be a number of days');
+  const config = loadConfig();
   const system = await assemble(db, {
-    keyringDir: loadConfig().keyringDir,
+    keyringDir: config.keyringDir,
+    // Consolidation writes vectors: the same embedder as the service.
+    ...configuredEmbedding(config),
     logger: false,
     lifecycle: { workers: 0, clock: now ? () => now : undefined, auditWindowMs: windowDays === undefined ? undefined : windowDays * DAY_MS },
   });
