@@ -140,7 +140,7 @@ export class ContextAssembler {
           tier,
           row,
           score: score({
-            distance: Number(row.distance),
+            distance: distanceOf(row.distance),
             importance: row.importance,
             source: row.source as Source,
             confidence: row.confidence,
@@ -170,7 +170,7 @@ export class ContextAssembler {
     const episodes = (episodeRows as unknown as (EpisodeRow & { distance: number })[]).map((row) => ({
       row,
       score: score({
-        distance: Number(row.distance),
+        distance: distanceOf(row.distance),
         importance: row.importance,
         source: row.source as Source,
         confidence: 1,
@@ -178,7 +178,8 @@ export class ContextAssembler {
         ageSeconds: 0,
       }),
     }));
-    const fragment = (fragmentRows as { id: string; distance: number }[]).filter((f) => 1 - Number(f.distance) >= this.service.embedder.similarityThreshold);
+    // A row with no vector yet (before `reembed`) is no match at all, never an exact one.
+    const fragment = (fragmentRows as { id: string; distance: number | null }[]).filter((f) => f.distance !== null && 1 - Number(f.distance) >= this.service.embedder.similarityThreshold);
     const scored = performance.now();
 
     // --- pack: pinned first (never dropped), then sections in precedence order within quotas ---
@@ -411,6 +412,8 @@ function standingOf(source: Source): Standing {
   return 'observed';
 }
 
+/** pgvector's distance as a number; NULL (a row without a vector) stays null, which scores as no relevance. */
+const distanceOf = (d: unknown): number | null => (d === null || d === undefined ? null : Number(d));
 const round = (x: number) => Math.round(x * 1000) / 1000;
 const ms = (x: number) => Math.round(x * 100) / 100;
 
