@@ -69,7 +69,7 @@ describe('erasure (GDPR): a participant erased across every npc and game, with a
 
   it('keeps everyone else', async () => {
     const stays = await factsOf(h, 'g1', [STAYS], 'social');
-    expect(stays.map((m) => m.fact.value).sort()).toEqual(['Stella', 'sailing']);
+    expect(stays.map((m) => m.fact.value).sort()).toEqual(['Stella', expect.stringMatching(/sailing/)]);
   });
 
   it('refuses a late write for the erased subject: events, social facts, and a new key', async () => {

@@ -54,6 +54,9 @@ const MOMENTARY = new Set('fine ok okay good great sorry here back ready done su
 const TRANSIENT_AUX = new Set(['will', "'ll", 'shall', 'should', 'could', 'might', 'must', 'can', 'gonna', 'wanna', 'let', "'d"]);
 const COGNITION = new Set(['think', 'guess', 'bet', 'reckon', 'believe', 'suppose', 'wonder', 'know', 'mean', 'see', 'agree', 'hope', 'need', 'want', 'feel']);
 
+/** A question that asserts its complement ("did you know ...", "do you realise ..."). */
+const STATEMENT_AS_QUESTION = /^\s*(?:did|do) you (?:know|realise|realize)\b/i;
+
 export class OpenDomainExtractor implements Extractor {
   readonly id = 'open-v1';
 
@@ -82,7 +85,13 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
   }
   const updating = UPDATE_PHRASES.test(episode.text);
   for (const clause of clauses(episode.text)) {
-    if (clause.question) continue;
+    if (clause.question) {
+      // A question states nothing ("what is my dog called?" names no dog), unless it is a
+      // statement in question form: "did you know the tower was built in 1820?" is lore.
+      const world = STATEMENT_AS_QUESTION.test(clause.text) ? worldFact(clause.text) : undefined;
+      if (world) push({ ...world, text: clause.text });
+      continue;
+    }
     const guarded = guardCandidates({ ...episode, text: clause.text });
     if (guarded.length > 0) {
       for (const g of guarded) push(g);
