@@ -122,7 +122,16 @@ export interface ContextWindow {
    * How to read `match`: the embedder that made the vectors, and the similarity at which a
    * memory answers what was asked in that space (calibrated on the evaluation's dev split).
    */
-  retrieval?: { embedder: string; answerThreshold: number };
+  retrieval?: {
+    embedder: string;
+    answerThreshold: number;
+    /**
+     * The topic of a life (a slot: pet, home, fear, ...) the last line is about, read from its
+     * meaning when its words name none; absent when no topic is clear. Facts keep theirs in the
+     * second part of their key ("speaker.pet.dog").
+     */
+    topic?: string;
+  };
   /** Time the memory service spent: retrieval, and building the window (score, pack, persist). */
   timingsMs: { retrieve: number; build: number };
 }

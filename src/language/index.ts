@@ -33,7 +33,7 @@ export interface Clause {
 
 /** Chat filler that carries nothing: dropped at the edges of a clause. */
 const FILLER = new Set(
-  'ok okay so hmm hm um uh uhh ugh oh ah well lol lmao haha hahaha hehe tbh honestly anyway anyways btw yeah yep yes no nah hey hi hello like guys right omg wow just'.split(' '),
+  'ok okay so hmm hm um uh uhh ugh oh ah well lol lmao haha hahaha hehe tbh honestly anyway anyways btw yeah yep yes no nah hey hi hello like guys right omg wow just wait random also brb rn ngl lowkey literally'.split(' '),
 );
 const FIRST_PERSON = new Set(['i', 'me', 'my', 'mine', 'myself', 'we', 'us', 'our', 'ours', 'ourselves']);
 const SECOND_PERSON = new Set(['you', 'your', 'yours', 'yourself', 'ya', 'u']);
@@ -99,7 +99,9 @@ export function clauses(text: string): Clause[] {
       continue;
     }
     const boundary = (t.pos === 'PUNCT' && /^[,\u2013\u2014-]+$/.test(t.text)) || (t.pos === 'CCONJ' && ['and', 'but', 'so', 'or'].includes(t.lower));
-    if (boundary && current.length > 0 && startsClause(all, i + 1)) {
+    // "Ruben and I used to ...": a conjunction after a verbless start joins two subjects, not two clauses.
+    const joinsSubjects = t.pos === 'CCONJ' && !current.some((c) => c.pos === 'VERB' || c.pos === 'AUX');
+    if (boundary && !joinsSubjects && current.length > 0 && startsClause(all, i + 1)) {
       flush();
       continue;
     }
@@ -143,7 +145,7 @@ function startsClause(all: readonly Token[], i: number): boolean {
 function trimFiller(toks: readonly Token[]): Token[] {
   let a = 0;
   let b = toks.length;
-  const edge = (t: Token) => FILLER.has(t.lower) || t.pos === 'INTJ' || t.pos === 'PUNCT' || t.pos === 'CCONJ';
+  const edge = (t: Token) => FILLER.has(t.lower) || t.pos === 'INTJ' || t.pos === 'PUNCT' || t.pos === 'CCONJ' || t.pos === 'SYM';
   while (a < b && edge(toks[a]!)) a++;
   while (b > a && edge(toks[b - 1]!)) b--;
   // "Hi there, ..." leaves "there" as an adverb: a greeting, not content.
@@ -157,9 +159,26 @@ export function person(clause: Clause): 'first' | 'second' | 'other' {
     if (SECOND_PERSON.has(t.lower)) return 'second';
   }
   // An elided first-person subject: "grew up just outside Halifax", "been at Globex for years".
-  const first = clause.tokens[0];
-  if (first && ((first.pos === 'VERB' && first.lemma !== first.lower) || first.lower === 'been')) return 'first';
+  if (elidedSubject(clause.tokens)) return 'first';
   return 'other';
+}
+
+const MODALS = new Set(['can', 'ca', 'could', 'would', 'will', 'wo', 'should', 'might', 'must']);
+
+/**
+ * Whether a clause opens on its verb, its first-person subject left out: an inflected verb
+ * ("grew up just outside Halifax", "thinking of entering a contest"), "been", or a modal before a
+ * verb ("could eat curry every day", "can't go near kiwis").
+ */
+function elidedSubject(toks: readonly Token[]): boolean {
+  const [first, second, third] = toks;
+  if (!first) return false;
+  if (first.lower === 'been') return true;
+  // "feels like forever": a third-person verb left its subject ("it") out, not the speaker.
+  const thirdPerson = first.lower === `${first.lemma}s` || first.lower === `${first.lemma}es` || first.lower === 'is' || first.lower === 'has';
+  if (first.pos === 'VERB' && first.lemma !== first.lower && !thirdPerson && !FIRST_PERSON.has(first.lower)) return true;
+  const next = second && ['not', "n't"].includes(second.lower) ? third : second;
+  return MODALS.has(first.lower) && next?.pos === 'VERB';
 }
 
 /** A clause whose subject was left out ("grew up in Halifax") gets its speaker back. */
@@ -168,7 +187,7 @@ export function withSubject(clause: Clause): Token[] {
   if (!first) return [];
   const pronoun = (text: string, spaced = true): Token => ({ text, lower: text.toLowerCase(), lemma: text.toLowerCase(), pos: 'PRON', spaced });
   if (first.lower === 'been') return [pronoun('I', false), { ...pronoun('have'), pos: 'AUX' }, { ...first, spaced: true }, ...clause.tokens.slice(1)];
-  if (first.pos === 'VERB' && first.lemma !== first.lower && !FIRST_PERSON.has(first.lower)) return [pronoun('I', false), { ...first, spaced: true }, ...clause.tokens.slice(1)];
+  if (elidedSubject(clause.tokens)) return [pronoun('I', false), { ...first, text: first.lower === 'i' ? first.text : first.lower, spaced: true }, ...clause.tokens.slice(1)];
   return [...clause.tokens];
 }
 
@@ -229,7 +248,11 @@ const FORGET_VERBS = new Set(['forget', 'scrap', 'disregard', 'ignore', 'delete'
  * that", "please forget my address", "never mind what I told you about the job").
  */
 export function forgetRequest(text: string): ForgetRequest | undefined {
+  // "Can you not remember anything about the allergy? Forget it": "it" is what was named before.
+  let named = '';
   for (const clause of clauses(text)) {
+    const mentionAt = clause.tokens.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
+    if (mentionAt >= 0 && mentionAt < clause.tokens.length - 1) named = render(clause.tokens.slice(mentionAt + 1)).replace(/[?.!]+$/, '');
     const toks = clause.tokens.filter((t) => !['please', 'pls', 'plz', 'can', 'could', 'would', 'you', 'just', 'kindly', 'actually'].includes(t.lower));
     const first = toks[0];
     if (!first) continue;
@@ -238,7 +261,7 @@ export function forgetRequest(text: string): ForgetRequest | undefined {
     const rest = toks.slice(neverMind ? 2 : 1);
     // Not the NPC's own instructions or the game: those are the poisoning guard's.
     if (rest.some((t) => ['instruction', 'instructions', 'rule', 'rules', 'prompt', 'programming', 'persona', 'character'].includes(t.lower))) return undefined;
-    if (rest.length > 0 && rest[0]!.lower === 'it' && rest.length === 1) return { about: '' };
+    if (rest.length > 0 && ['it', 'that'].includes(rest[0]!.lower) && rest.length === 1) return { about: named };
     const aboutAt = rest.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
     if (aboutAt >= 0) return { about: render(rest.slice(aboutAt + 1)) };
     const said = rest.some((t) => ['say', 'tell', 'mention', 'share'].includes(t.lemma));

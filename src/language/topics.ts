@@ -20,7 +20,7 @@ export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
   ['occupation', ['living', 'business', 'duty', 'coworker', 'workplace', 'work', 'job', 'employ', 'employer', 'career', 'profession', 'shift', 'boss', 'colleague', 'office', 'hire', 'company', 'firm', 'salary', 'retire', 'intern', 'freelance', 'trade']],
   ['trip', ['getaway', 'adventure', 'destination', 'itinerary', 'overseas', 'trip', 'travel', 'visit', 'holiday', 'vacation', 'fly', 'flight', 'backpack', 'journey', 'tour', 'cruise', 'abroad', 'honeymoon']],
   ['hobby', ['unwind', 'relax', 'chill', 'leisure', 'hobby', 'spare', 'weekend', 'pastime', 'collect', 'knit', 'paint', 'bake', 'hike', 'climb', 'garden', 'fish', 'surf', 'ski', 'skate', 'dance', 'sing', 'play', 'practice', 'practise', 'train', 'run', 'swim', 'cycle', 'brew', 'sew', 'draw']],
-  ['likes', ['dish', 'meal', 'food', 'cuisine', 'music', 'band', 'song', 'artist', 'listen', 'album', 'concert', 'gig', 'playlist', 'singer', 'love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'prefer', 'into']],
+  ['likes', ['dish', 'meal', 'food', 'cuisine', 'eat', 'cook', 'dinner', 'lunch', 'breakfast', 'snack', 'music', 'band', 'song', 'artist', 'listen', 'album', 'concert', 'gig', 'playlist', 'singer', 'love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'prefer', 'into']],
   ['dislikes', ['hate', 'dislike', 'loathe', 'despise', 'detest', 'stand']],
 ];
 
@@ -43,17 +43,30 @@ export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string } {
   // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
   // thing the clause is about.
   const possessed = toks.findIndex((t, i) => i > 0 && ['my', 'our'].includes(toks[i - 1]!.lower) || (i > 1 && ['my', 'our'].includes(toks[i - 2]!.lower) && toks[i - 1]!.pos === 'ADJ'));
-  const order = possessed >= 0 ? [toks[possessed]!, ...toks] : toks;
-  for (const t of order) {
-    for (const [slot, lemmas] of SLOT_LEMMAS) {
-      if (lemmas.includes(t.lemma) || lemmas.includes(t.lower)) {
-        if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') continue; // "saw them live"
-        if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma))) continue;
-        if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) continue;
-        return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
-      }
-    }
+  const named = (t: Token): { slot: Slot; noun?: string } | undefined => {
+    for (const [slot, lemmas] of SLOT_LEMMAS) if (names(slot, lemmas, t, toks)) return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
+    return undefined;
+  };
+  // (A home possessed, "my flat", names where something happens more often than what it is about.)
+  const owned = possessed >= 0 && !['flat', 'house', 'home', 'apartment'].includes(toks[possessed]!.lemma) ? named(toks[possessed]!) : undefined;
+  if (owned) return owned;
+  // Otherwise the most specific slot any word names (the table's order): "can't eat peanuts,
+  // I'm allergic" is about an allergy before it is about food.
+  for (const [slot, lemmas] of SLOT_LEMMAS) {
+    const t = toks.find((x) => names(slot, lemmas, x, toks));
+    if (t) return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
   }
+  // "I'm in Graz now", "we're over in Ghent": where the speaker is, by name, is where they live.
+  const at = toks.findIndex((t) => ['i', 'we'].includes(t.lower));
+  if (at >= 0 && ['be', 'am', "'m", 'are', "'re"].includes(toks[at + 1]?.lemma ?? '') && toks.slice(at + 2, at + 5).some((t, i, rest) => t.lower === 'in' && rest[i + 1]?.pos === 'PROPN')) return { slot: 'home' };
   return { slot: 'open' };
+}
+
+function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly Token[]): boolean {
+  if (!lemmas.includes(t.lemma) && !lemmas.includes(t.lower)) return false;
+  if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') return false; // "saw them live"
+  if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x, i) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma) || (x === t && ['my', 'our'].includes(toks[i - 1]?.lower ?? '')))) return false;
+  if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) return false;
+  return true;
 }
 

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Sql, Tx } from './db/types.js';
 import type { Embedder } from './embeddings/types.js';
 import { toVectorLiteral } from './embeddings/types.js';
+import { TopicClassifier } from './embeddings/topics.js';
 import { DataKeys } from './crypto/data-keys.js';
 import type { Keyring } from './crypto/keyring.js';
 import { open, seal } from './crypto/cipher.js';
@@ -63,6 +64,8 @@ export type ScoredMemory = Memory & { distance: number };
  */
 export class MemoryService {
   readonly keys: DataKeys;
+  /** Topics of a life read from meaning, in this service's embedding space. */
+  readonly topics: TopicClassifier;
 
   constructor(
     readonly db: Database,
@@ -76,6 +79,7 @@ export class MemoryService {
     } = {},
   ) {
     this.keys = new DataKeys(keyring);
+    this.topics = new TopicClassifier(embedder);
   }
 
   /** Appends a batch of boundary events as episodic rows; a retried batch is stored once. */

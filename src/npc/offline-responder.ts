@@ -118,16 +118,22 @@ function answering(facts: readonly ContextFact[], window: ContextWindow, questio
     list.filter((f) => f.match! >= floor).reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! || (f.match === a.match && f.score > a.score) ? f : a), undefined);
   // A question that names a topic ("who's my furry friend?": pets) is answered from that topic's
   // facts first, at a lower bar: the topic already says they are about the same thing.
-  const { slot } = slotOf(question.tokens);
+  // The topic its words name, else the one the memory service read from its meaning.
+  const named = slotOf(question.tokens).slot;
+  const slot = named !== 'open' ? named : window.retrieval?.topic ?? 'open';
   if (slot !== 'open') {
     const onTopic = best(usable.filter((f) => f.key.split('.')[1] === slot), threshold * TOPIC_BAR);
     if (onTopic) return onTopic;
+    // A fact of another topic answers only if it is plainly what was asked.
+    return best(usable, threshold * OFF_TOPIC_BAR);
   }
   return best(usable, threshold);
 }
 
 /** The share of the answer threshold a fact of the topic a question names must reach. */
 const TOPIC_BAR = 0.5;
+/** The multiple of the answer threshold a fact of another topic than the question's must reach. */
+const OFF_TOPIC_BAR = 1.3;
 
 /** "Remember me?", "do you know who I am?": a greeting in question form. */
 function rememberMe(said: readonly Clause[]): boolean {

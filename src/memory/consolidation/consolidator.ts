@@ -22,8 +22,9 @@ import { plan, type PlannedFact, type PlannedForget } from './classify.js';
 import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
 import { contentLemmas } from '../../language/index.js';
+import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
-import type { Candidate, EpisodeInput, Extractor } from './extract/types.js';
+import { SLOTS, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
 import { isForgotten, type DecayOptions } from './retention.js';
 import * as store from './store.js';
 
@@ -140,6 +141,22 @@ export class Consolidator {
     return episodes;
   }
 
+  /**
+   * A participant's fact whose words named no topic gets the one its meaning is closest to
+   * ("Pepper chewed through my charger" -> pet), so that a question on that topic finds it. Done
+   * before slots are compared, so the same fact said again lands on the same key.
+   */
+  private async topical(facts: readonly PlannedFact[]): Promise<PlannedFact[]> {
+    const open = facts.filter((f) => f.tier === 'social' && f.key.startsWith(`${SLOTS.open}.`));
+    if (open.length === 0 || !this.service.topics.enabled) return [...facts];
+    const topics = await this.service.topics.classify(await this.service.embedder.embed(open.map((f) => f.summary)));
+    const topicOf = new Map(open.map((f, i) => [f, topics[i]]));
+    return facts.map((f) => {
+      const topic = topicOf.get(f);
+      return topic ? { ...f, key: `${SLOTS[topic]}.${f.key.slice(SLOTS.open.length + 1)}` } : f;
+    });
+  }
+
   /** The configured extractor; an LLM's output is joined by the rules' guard inputs, so a secret or a poisoning attempt the model overlooked is still caught. */
   private async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
     if (this.extractor === this.offline || this.extractor === this.rules) return this.extractor.extract(episodes);
@@ -149,8 +166,9 @@ export class Consolidator {
     return [...model, ...guarded.filter((c) => !seen.has(`${c.episodeId}\0${c.kind}`))];
   }
 
-  private async writeFacts(tx: Tx, scope: Scope, facts: readonly PlannedFact[], report: ConsolidationReport): Promise<void> {
-    if (facts.length === 0) return;
+  private async writeFacts(tx: Tx, scope: Scope, planned: readonly PlannedFact[], report: ConsolidationReport): Promise<void> {
+    if (planned.length === 0) return;
+    const facts = await this.topical(planned);
     const current = new Map<string, { id: string; value: string; confidence: number }>();
     const slot = (tier: FactTier, participantId: string | undefined, key: string) => `${tier}\0${participantId ?? ''}\0${key}`;
     for (const tier of ['clue', 'social', 'lore', 'fragment'] as const) {
@@ -250,7 +268,9 @@ export class Consolidator {
     const order = new Map(episodes.map((e, i) => [e.id, i]));
     let n = 0;
     for (const f of forgets) {
-      const rows = await store.currentSocialFacts(tx, scope, f.participantId, '');
+      // Nearest to what they named first (by meaning), when they named something.
+      const vector = f.about ? toVectorLiteral((await this.service.embedder.embed([f.about]))[0]!) : undefined;
+      const rows = await store.currentSocialFacts(tx, scope, f.participantId, '', vector);
       if (rows.length === 0) continue;
       const keys = await this.service.keysFor(tx, scope.tenantId, rows);
       const wanted = new Set(contentLemmas(f.about));
@@ -267,7 +287,11 @@ export class Consolidator {
             return (f.key && r.fact_key.startsWith(f.key) && summary !== undefined && contentLemmas(summary).some((l) => wanted.has(l))) || (summary !== undefined && contentLemmas(summary).some((l) => wanted.has(l)));
           })
           .map((r) => r.id);
+        // No word in common: the nearest fact of the topic they named, else the nearest fact if it
+        // is as close as an answer to a question would be.
         if (ids.length === 0 && f.key) ids = rows.filter((r) => r.fact_key.startsWith(f.key)).slice(0, 1).map((r) => r.id);
+        const bar = answerThreshold(this.service.embedder.id);
+        if (ids.length === 0 && rows[0]?.distance != null && 1 - rows[0].distance >= bar) ids = [rows[0].id];
       }
       n += await store.invalidateFacts(tx, 'social', scope, ids);
     }

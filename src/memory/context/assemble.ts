@@ -231,7 +231,8 @@ export class ContextAssembler {
       procedural: procedural ? { version: procedural.version, persona: procedural.persona, directives: procedural.directives } : null,
       state: request.state,
     };
-    const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id) };
+    const [topic] = await this.service.topics.classify([questionVector!]);
+    const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(topic ? { topic } : {}) };
     // The retrieval note travels with the pinned part and is counted with it.
     const pinnedTokens = jsonTokens(pinned) + jsonTokens(directives) + jsonTokens(retrieval) + STATE_DIRECTIVE_TOKENS;
     // The window's own fields (ids, the token report, timings) are part of what the model reads.

@@ -102,6 +102,10 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
     if (who === 'other') {
       const world = worldFact(clause.text);
       if (world) push({ ...world, text: clause.text });
+      else {
+        const told = toldAbout(clause);
+        if (told) push(told);
+      }
       continue;
     }
     const fact = selfDisclosure(clause, updating);
@@ -131,8 +135,45 @@ function selfDisclosure(clause: Clause, updating: boolean): Omit<Candidate, 'epi
   return { kind: KIND_OF[slot], op, key, value, summary, confidence: hedged ? 0.5 : 0.8, text: clause.text };
 }
 
+/**
+ * A clause without a person that still tells of the speaker's life: "Pepper is barking at the
+ * mailman", "Mexico fell through so it's Kenya now", "new obsession: Gorillaz". It names someone,
+ * somewhere or a topic of a life, and nothing of the room. Kept as said, with less confidence
+ * than a statement in the first person.
+ */
+function toldAbout(clause: Clause): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+  const toks = clause.tokens;
+  // A verbless headline ("new job") names a topic but says nothing of it.
+  const says = toks.some((t) => t.pos === 'VERB' || t.pos === 'AUX' || t.pos === 'PROPN');
+  const words = toks.filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ', 'NUM'].includes(t.pos));
+  if (!says || words.length < 2 || aboutTheRoom(toks) || !lifeContent(toks) || game(clause)) return undefined;
+  const found = slotOf(toks);
+  const key = found.slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : found.slot === 'name' || SINGLE.has(found.slot) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
+  const kind = found.slot === 'open' || found.slot === 'name' || SINGLE.has(found.slot) ? 'personal' : KIND_OF[found.slot];
+  const summary = sentence(revoice(toks, 'second'));
+  return { kind, op: 'add', key, value: summary.replace(/[.!]$/, ''), summary, confidence: 0.6, text: clause.text };
+}
+
+/** Things of an escape room: a clause about them is about the game, not a life. */
+const ROOM_THINGS = new Set('here door key lock code room box safe clue puzzle drawer chest map painting bookshelf shelf lever button hatch panel note cabinet desk vault riddle cipher torch candle clock statue mirror wall floor ceiling table exit keypad padlock combination timer hint answer'.split(' '));
+
+function aboutTheRoom(toks: readonly Token[]): boolean {
+  return toks.some((t) => ROOM_THINGS.has(t.lemma) || ROOM_THINGS.has(t.lower));
+}
+
+/** A proper name, a possessed noun ("my doctor") or a word naming a topic of a life. */
+function lifeContent(toks: readonly Token[]): boolean {
+  return (
+    toks.some((t, i) => (t.pos === 'PROPN' || (i > 0 && /^\p{Lu}/u.test(t.text))) && t.lower !== 'i') ||
+    toks.some((t, i) => ['my', 'our'].includes(t.lower) && ['NOUN', 'PROPN', 'ADJ'].includes(toks[i + 1]?.pos ?? '')) ||
+    slotOf(toks).slot !== 'open'
+  );
+}
+
 /** Whether a first-person clause states something about a life, not the moment in the room. */
 function lasting(toks: readonly Token[]): boolean {
+  // Someone or something of a life, away from the room: lasting, whatever the verb's mood.
+  if (lifeContent(toks) && !aboutTheRoom(toks)) return true;
   const content = toks.filter((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB', 'NUM', 'ADV'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
   if (content.length === 0) return false;
   if (toks.some((t) => TRANSIENT_AUX.has(t.lower))) return false;
