@@ -139,7 +139,7 @@ function startsClause(all: readonly Token[], i: number): boolean {
     for (let k = j + 1; k < Math.min(all.length, j + 4); k++) if (all[k]!.pos === 'VERB' || all[k]!.pos === 'AUX') return true;
   }
   // An elided subject: "..., grew up in Halifax", "..., been at Globex for years".
-  return first.pos === 'VERB' && first.lemma !== first.lower && !['forget', 'scrap', 'ignore'].includes(first.lemma);
+  return first.pos === 'VERB' && inflected(first) && !['forget', 'scrap', 'ignore'].includes(first.lemma);
 }
 
 function trimFiller(toks: readonly Token[]): Token[] {
@@ -176,9 +176,19 @@ function elidedSubject(toks: readonly Token[]): boolean {
   if (first.lower === 'been') return true;
   // "feels like forever": a third-person verb left its subject ("it") out, not the speaker.
   const thirdPerson = first.lower === `${first.lemma}s` || first.lower === `${first.lemma}es` || first.lower === 'is' || first.lower === 'has';
-  if (first.pos === 'VERB' && first.lemma !== first.lower && !thirdPerson && !FIRST_PERSON.has(first.lower)) return true;
+  if (first.pos === 'VERB' && inflected(first) && !thirdPerson && !FIRST_PERSON.has(first.lower)) return true;
+  // A gerund the tagger took for a noun, before what it acts on: "reading every label for celery".
+  if (first.pos === 'NOUN' && /ing$/.test(first.lower) && second?.pos === 'DET') return true;
   const next = second && ['not', "n't"].includes(second.lower) ? third : second;
   return MODALS.has(first.lower) && next?.pos === 'VERB';
+}
+
+/**
+ * A verb form that is not its lemma ("grew", "thinking"), or that reads as a past or a gerund
+ * although the tagger could not lemmatize it (a typo: "statred as a nurse").
+ */
+function inflected(t: Token): boolean {
+  return t.lemma !== t.lower || /(?:ed|ing)$/.test(t.lower);
 }
 
 /** A clause whose subject was left out ("grew up in Halifax") gets its speaker back. */
@@ -187,7 +197,9 @@ export function withSubject(clause: Clause): Token[] {
   if (!first) return [];
   const pronoun = (text: string, spaced = true): Token => ({ text, lower: text.toLowerCase(), lemma: text.toLowerCase(), pos: 'PRON', spaced });
   if (first.lower === 'been') return [pronoun('I', false), { ...pronoun('have'), pos: 'AUX' }, { ...first, spaced: true }, ...clause.tokens.slice(1)];
-  if (elidedSubject(clause.tokens)) return [pronoun('I', false), { ...first, text: first.lower === 'i' ? first.text : first.lower, spaced: true }, ...clause.tokens.slice(1)];
+  // A gerund takes its auxiliary back too: "thinking of a contest" -> "I am thinking of a contest".
+  const be = /ing$/.test(first.lower) ? [{ ...pronoun('am'), pos: 'AUX' }] : [];
+  if (elidedSubject(clause.tokens)) return [pronoun('I', false), ...be, { ...first, text: first.lower === 'i' ? first.text : first.lower, spaced: true }, ...clause.tokens.slice(1)];
   return [...clause.tokens];
 }
 

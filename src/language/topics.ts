@@ -8,6 +8,12 @@ import type { Token } from './index.js';
 
 export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' | 'health' | 'allergy' | 'likes' | 'dislikes' | 'fear' | 'trip' | 'hobby' | 'open';
 
+/**
+ * Words that say the speaker likes something without saying what kind of thing: a clause whose
+ * only topic word is one of them ("obsessed with archery lately") leaves its topic to meaning.
+ */
+export const GENERIC_LIKING: readonly string[] = ['love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'obsession', 'prefer', 'into', 'hooked'];
+
 /** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
 export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
   ['allergy', ['reaction', 'allergic', 'allergy', 'intolerant', 'intolerance', 'anaphylactic', 'epipen']],
@@ -20,7 +26,7 @@ export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
   ['occupation', ['living', 'business', 'duty', 'coworker', 'workplace', 'work', 'job', 'employ', 'employer', 'career', 'profession', 'shift', 'boss', 'colleague', 'office', 'hire', 'company', 'firm', 'salary', 'retire', 'intern', 'freelance', 'trade']],
   ['trip', ['getaway', 'adventure', 'destination', 'itinerary', 'overseas', 'trip', 'travel', 'visit', 'holiday', 'vacation', 'fly', 'flight', 'backpack', 'journey', 'tour', 'cruise', 'abroad', 'honeymoon']],
   ['hobby', ['unwind', 'relax', 'chill', 'leisure', 'hobby', 'spare', 'weekend', 'pastime', 'collect', 'knit', 'paint', 'bake', 'hike', 'climb', 'garden', 'fish', 'surf', 'ski', 'skate', 'dance', 'sing', 'play', 'practice', 'practise', 'train', 'run', 'swim', 'cycle', 'brew', 'sew', 'draw']],
-  ['likes', ['dish', 'meal', 'food', 'cuisine', 'eat', 'cook', 'dinner', 'lunch', 'breakfast', 'snack', 'music', 'band', 'song', 'artist', 'listen', 'album', 'concert', 'gig', 'playlist', 'singer', 'love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'prefer', 'into']],
+  ['likes', ['dish', 'meal', 'food', 'cuisine', 'eat', 'cook', 'dinner', 'lunch', 'breakfast', 'snack', 'music', 'band', 'song', 'artist', 'listen', 'album', 'concert', 'gig', 'playlist', 'singer', ...GENERIC_LIKING]],
   ['dislikes', ['hate', 'dislike', 'loathe', 'despise', 'detest', 'stand']],
 ];
 
@@ -38,7 +44,8 @@ function nameOf(toks: readonly Token[]): string | undefined {
   return undefined;
 }
 
-export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string } {
+/** What a clause is about: its slot, the noun that named it, and whether only a generic word of liking did. */
+export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean } {
   if (nameOf(toks)) return { slot: 'name' };
   // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
   // thing the clause is about.
@@ -54,13 +61,15 @@ export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string } {
   // I'm allergic" is about an allergy before it is about food.
   for (const [slot, lemmas] of SLOT_LEMMAS) {
     const t = toks.find((x) => names(slot, lemmas, x, toks));
-    if (t) return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
+    if (t) return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined, ...(slot === 'likes' && !toks.some((x) => x !== t && names(slot, lemmas, x, toks) && !isGeneric(x)) && isGeneric(t) ? { generic: true } : {}) };
   }
   // "I'm in Graz now", "we're over in Ghent": where the speaker is, by name, is where they live.
   const at = toks.findIndex((t) => ['i', 'we'].includes(t.lower));
   if (at >= 0 && ['be', 'am', "'m", 'are', "'re"].includes(toks[at + 1]?.lemma ?? '') && toks.slice(at + 2, at + 5).some((t, i, rest) => t.lower === 'in' && rest[i + 1]?.pos === 'PROPN')) return { slot: 'home' };
   return { slot: 'open' };
 }
+
+const isGeneric = (t: Token) => GENERIC_LIKING.includes(t.lemma) || GENERIC_LIKING.includes(t.lower);
 
 function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly Token[]): boolean {
   if (!lemmas.includes(t.lemma) && !lemmas.includes(t.lower)) return false;

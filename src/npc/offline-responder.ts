@@ -111,7 +111,7 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
 }
 
 /** The asker's fact that best answers the line, if any passes the window's threshold. */
-function answering(facts: readonly ContextFact[], window: ContextWindow, question: Clause): ContextFact | undefined {
+export function answering(facts: readonly ContextFact[], window: ContextWindow, question: Clause): ContextFact | undefined {
   const threshold = window.retrieval?.answerThreshold ?? DEFAULT_ANSWER_THRESHOLD;
   const usable = facts.filter((f) => !(f.standing === 'claim' && f.confidence < 0.5) && f.match !== undefined);
   const best = (list: readonly ContextFact[], floor: number) =>

@@ -152,7 +152,8 @@ export class Consolidator {
     const topics = await this.service.topics.classify(await this.service.embedder.embed(open.map((f) => f.summary)));
     const topicOf = new Map(open.map((f, i) => [f, topics[i]]));
     return facts.map((f) => {
-      const topic = topicOf.get(f);
+      // A liking no topic was read from stays a liking.
+      const topic = topicOf.get(f) ?? (topicOf.has(f) && f.kind === 'preference' ? 'likes' : undefined);
       return topic ? { ...f, key: `${SLOTS[topic]}.${f.key.slice(SLOTS.open.length + 1)}` } : f;
     });
   }

@@ -71,8 +71,11 @@ const YEAR_CONTEXT = /\b(?:in|since|from|of|a|an|the|year|circa|born|until|till|
 function codeLikeRuns(text: string): string[] {
   const years = new Set<string>();
   for (const m of text.matchAll(YEAR_CONTEXT)) years.add(m[1]!);
-  return digitRuns(text).filter((run) => run.length >= 3 && !years.has(run));
+  return digitRuns(text.replace(QUANTITY, ' ')).filter((run) => run.length >= 3 && !years.has(run));
 }
+
+/** A count of something ("my first 18 years", "3 weeks to go", "two kids"): a quantity, not a code. */
+const QUANTITY = /\b(?:(?:first|last|next|past)\s+)?\d{1,3}\s+(?:years?|months?|weeks?|days?|hours?|minutes?|times?|kids?|children|cats?|dogs?|siblings?|brothers?|sisters?|km|miles?|kilos?|pounds?)\b/gi;
 
 export interface SecretMatcher {
   /** The registered secrets of the game (plaintext, in memory only while consolidating). */

@@ -14,18 +14,18 @@ import type { Embedder } from './types.js';
 export type Topic = Exclude<Slot, 'open' | 'name'>;
 
 export const TOPIC_DESCRIPTIONS: Record<Topic, readonly string[]> = {
-  occupation: ['My job and what I do for a living', 'I work as a professional in my career'],
-  home: ['Where I live now, my home and my address', 'The city I moved to and live in'],
-  origin: ['Where I grew up and where I was born', 'My hometown and the place I come from'],
-  pet: ['My pet animal at home', 'My dog, my cat or another animal I own'],
-  family: ['My family members and relatives', 'My partner, my spouse, my siblings, my parents and my children'],
-  health: ['My health condition, an illness or a diet I follow', 'A medical condition I live with'],
-  allergy: ['What I am allergic to', 'A food or substance that gives me an allergic reaction'],
-  likes: ['Things I love and enjoy: my favourite food and music', 'The band, the dish or the artist I am a fan of'],
-  dislikes: ['Things I hate and cannot stand', 'What I dislike'],
-  fear: ['What I am afraid of, my phobia', 'What scares and frightens me'],
-  trip: ['A trip I am planning, my travel and holidays', 'Where I am travelling to next'],
-  hobby: ['My hobby and what I do in my spare time', 'A sport or pastime I practise for fun'],
+  occupation: ['My job and what I do for a living', 'I work as a professional in my career', 'I started a new job at a company', 'My shift at work and my boss'],
+  home: ['Where I live now, my home and my address', 'The city I moved to and live in', 'My flat in town and the rent I pay', 'We bought a house in a new neighbourhood'],
+  origin: ['Where I grew up and where I was born', 'My hometown and the place I come from', 'My childhood in the town I was raised in', 'My parents still live back where I grew up'],
+  pet: ['My pet animal at home', 'My dog, my cat or another animal I own', 'My puppy chewed my shoes and my kitten sleeps on my bed', 'Feeding and walking my pet'],
+  family: ['My family members and relatives', 'My partner, my spouse, my siblings, my parents and my children', 'My brother and I grew up together', 'My wife and I have been married for ten years'],
+  health: ['My health condition, an illness or a diet I follow', 'A medical condition I live with', 'My doctor and the medicine I take'],
+  allergy: ['What I am allergic to', 'A food or substance that gives me an allergic reaction', 'Eating certain foods makes my throat swell', 'I carry an epipen in case I eat nuts'],
+  likes: ['Things I love and enjoy: my favourite food and music', 'The band, the dish or the artist I am a fan of', 'I went to a concert of my favourite singer', 'My favourite restaurant and the dish I always order'],
+  dislikes: ['Things I hate and cannot stand', 'What I dislike', 'I really do not like that kind of food or music'],
+  fear: ['What I am afraid of, my phobia', 'What scares and frightens me', 'Something that gives me nightmares and makes me panic', 'I avoid what terrifies me'],
+  trip: ['A trip I am planning, my travel and holidays', 'Where I am travelling to next', 'I am flying abroad next month and packing my bags', 'Our holiday destination this summer'],
+  hobby: ['My hobby and what I do in my spare time', 'A sport or pastime I practise for fun', 'I took up a craft and practise it every weekend', 'I go climbing and play tennis with friends'],
 };
 
 /**
@@ -34,9 +34,9 @@ export const TOPIC_DESCRIPTIONS: Record<Topic, readonly string[]> = {
  * space without a calibration (feature hashing, a remote model) no topic is read from meaning.
  */
 export function topicFloor(embedderId: string): number | undefined {
-  return embedderId.startsWith('use-lite') ? 0.35 : undefined;
+  return embedderId.startsWith('use-lite') ? 0.25 : undefined;
 }
-export const TOPIC_MARGIN = 0.04;
+export const TOPIC_MARGIN = 0.0;
 
 export class TopicClassifier {
   private prototypes?: Promise<{ topic: Topic; vector: Float32Array }[]>;

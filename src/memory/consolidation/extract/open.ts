@@ -84,7 +84,17 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
     return out;
   }
   const updating = UPDATE_PHRASES.test(episode.text);
+  // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
+  let headline: { slot: Slot; renewed: boolean } | undefined;
   for (const clause of clauses(episode.text)) {
+    const verbless = !clause.tokens.some((t) => t.pos === 'VERB' || t.pos === 'AUX');
+    if (verbless && !clause.question) {
+      const named = slotOf(clause.tokens);
+      if (named.slot !== 'open') {
+        headline = { slot: named.slot, renewed: clause.tokens.some((t) => ['new', 'latest', 'current'].includes(t.lower)) };
+        continue;
+      }
+    }
     if (clause.question) {
       // A question states nothing ("what is my dog called?" names no dog), unless it is a
       // statement in question form: "did you know the tower was built in 1820?" is lore.
@@ -103,19 +113,19 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
       const world = worldFact(clause.text);
       if (world) push({ ...world, text: clause.text });
       else {
-        const told = toldAbout(clause);
+        const told = toldAbout(clause, headline);
         if (told) push(told);
       }
       continue;
     }
-    const fact = selfDisclosure(clause, updating);
+    const fact = selfDisclosure(clause, updating || !!headline?.renewed, headline?.slot);
     if (fact) push(fact);
   }
   return out;
 }
 
 /** A first-person clause as a fact about the speaker, or undefined when it says nothing lasting. */
-function selfDisclosure(clause: Clause, updating: boolean): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+function selfDisclosure(clause: Clause, updating: boolean, topic?: Slot): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
   const toks = withSubject(clause);
   if (game(clause)) {
     return { kind: 'game', key: `game.${gameDetail(clause.text, true)}`, value: clause.text, summary: cap(clause.text), confidence: 0.8, text: clause.text };
@@ -125,14 +135,19 @@ function selfDisclosure(clause: Clause, updating: boolean): Omit<Candidate, 'epi
   const title = grandTitle(toks);
   if (title) return { kind: 'claim', key: 'speaker.claimed_title', value: title, summary: `You claim to be ${/^(?:the|a|an)\s/i.test(title) ? title : `the ${title}`}.`, confidence: 0.2, text: clause.text };
   const found = slotOf(toks);
+  // "Obsessed with archery": a liking whose object's kind only meaning tells (consolidation reads
+  // it), unless a headline named it.
+  if (found.generic) found.slot = 'open';
+  if (found.slot === 'open' && topic) Object.assign(found, { slot: topic, generic: false });
   const summary = sentence(revoice(toks, 'second'));
   const body = summary.replace(/^You\s+/, '').replace(/[.!]$/, '');
   const op = updating || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
   const { slot, noun } = found;
+  const kind = found.generic ? 'preference' : KIND_OF[slot];
   const value = SINGLE.has(slot) ? (properSpan(toks) ?? body) : body;
   const key = slot === 'name' ? SLOTS.name : SINGLE.has(slot) ? SLOTS[slot] : slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[slot]}.${slug(noun ?? contentOf(toks), 2)}`;
   const hedged = toks.some((t) => ['maybe', 'perhaps', 'probably', 'guess', 'might'].includes(t.lower));
-  return { kind: KIND_OF[slot], op, key, value, summary, confidence: hedged ? 0.5 : 0.8, text: clause.text };
+  return { kind, op, key, value, summary, confidence: hedged ? 0.5 : 0.8, text: clause.text };
 }
 
 /**
@@ -141,17 +156,20 @@ function selfDisclosure(clause: Clause, updating: boolean): Omit<Candidate, 'epi
  * somewhere or a topic of a life, and nothing of the room. Kept as said, with less confidence
  * than a statement in the first person.
  */
-function toldAbout(clause: Clause): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+function toldAbout(clause: Clause, headline?: { slot: Slot; renewed: boolean }): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
   const toks = clause.tokens;
   // A verbless headline ("new job") names a topic but says nothing of it.
   const says = toks.some((t) => t.pos === 'VERB' || t.pos === 'AUX' || t.pos === 'PROPN');
   const words = toks.filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ', 'NUM'].includes(t.pos));
   if (!says || words.length < 2 || aboutTheRoom(toks) || !lifeContent(toks) || game(clause)) return undefined;
   const found = slotOf(toks);
+  if (found.generic) found.slot = 'open';
+  if (found.slot === 'open' && headline) Object.assign(found, { slot: headline.slot, generic: false });
   const key = found.slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : found.slot === 'name' || SINGLE.has(found.slot) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
-  const kind = found.slot === 'open' || found.slot === 'name' || SINGLE.has(found.slot) ? 'personal' : KIND_OF[found.slot];
+  const kind = found.generic ? 'preference' : found.slot === 'open' || found.slot === 'name' || SINGLE.has(found.slot) ? 'personal' : KIND_OF[found.slot];
   const summary = sentence(revoice(toks, 'second'));
-  return { kind, op: 'add', key, value: summary.replace(/[.!]$/, ''), summary, confidence: 0.6, text: clause.text };
+  const op = headline?.renewed || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
+  return { kind, op, key, value: summary.replace(/[.!]$/, ''), summary, confidence: 0.6, text: clause.text };
 }
 
 /** Things of an escape room: a clause about them is about the game, not a life. */
@@ -176,10 +194,15 @@ function lasting(toks: readonly Token[]): boolean {
   if (lifeContent(toks) && !aboutTheRoom(toks)) return true;
   const content = toks.filter((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB', 'NUM', 'ADV'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
   if (content.length === 0) return false;
-  if (toks.some((t) => TRANSIENT_AUX.has(t.lower))) return false;
+  // A plan or a possibility of the moment ("I'll try the door", "we could check the box"); a
+  // modal that is denied says what the speaker cannot do at all ("couldn't sleep", "can't eat nuts").
+  if (toks.some((t, i) => TRANSIENT_AUX.has(t.lower) && !['not', "n't"].includes(toks[i + 1]?.lower ?? ''))) return false;
   const subjectAt = toks.findIndex((t) => t.lower === 'i' || t.lower === 'we');
   const verb = subjectAt >= 0 ? toks.slice(subjectAt + 1).find((t) => t.pos === 'VERB' || t.pos === 'AUX' && !['am', 'are', 'was', 'were', "'m", "'re"].includes(t.lower)) : undefined;
-  if (verb && COGNITION.has(verb.lemma) && subjectAt >= 0 && toks.indexOf(verb) <= subjectAt + 2) return false;
+  // Thinking aloud is in the present ("I think the clock matters", "I see it"); what was seen, or
+  // a plan being weighed ("thinking of entering a contest"), is part of a life.
+  const weighing = verb?.lower.endsWith('ing') && ['of', 'about'].includes(toks[toks.indexOf(verb) + 1]?.lower ?? '');
+  if (verb && COGNITION.has(verb.lemma) && verb.lower === verb.lemma && !weighing && subjectAt >= 0 && toks.indexOf(verb) <= subjectAt + 2) return false;
   if (toks.some((t) => t.lower === 'not' || t.lower === "n't") && content.length < 2) return false;
   // "I'm stuck", "I'm back": one momentary word is all there is.
   const words = content.map((t) => t.lower);
