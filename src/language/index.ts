@@ -35,6 +35,7 @@ export interface Clause {
 const FILLER = new Set(
   'ok okay so hmm hm um uh uhh ugh oh ah well lol lmao haha hahaha hehe tbh honestly anyway anyways btw yeah yep yes no nah hey hi hello like guys right omg wow just wait random also brb rn ngl lowkey literally'.split(' '),
 );
+const OPENING_FILLER = new Set(['wait', 'random', 'also', 'just', 'like', 'right']);
 const FIRST_PERSON = new Set(['i', 'me', 'my', 'mine', 'myself', 'we', 'us', 'our', 'ours', 'ourselves']);
 const SECOND_PERSON = new Set(['you', 'your', 'yours', 'yourself', 'ya', 'u']);
 
@@ -138,7 +139,8 @@ function startsClause(all: readonly Token[], i: number): boolean {
   if (isSubject(first) || first.pos === 'PROPN') {
     for (let k = j + 1; k < Math.min(all.length, j + 4); k++) if (all[k]!.pos === 'VERB' || all[k]!.pos === 'AUX') return true;
   }
-  // An elided subject: "..., grew up in Halifax", "..., been at Globex for years".
+  // An elided subject: "..., grew up in Halifax", "..., been at Globex for years", "..., gotta ask my wife".
+  if (SEMI_MODALS.has(first.lower) && all[j + 1]?.pos === 'VERB') return true;
   return first.pos === 'VERB' && inflected(first) && !['forget', 'scrap', 'ignore'].includes(first.lemma);
 }
 
@@ -147,7 +149,8 @@ function trimFiller(toks: readonly Token[]): Token[] {
   let b = toks.length;
   const edge = (t: Token) => FILLER.has(t.lower) || t.pos === 'INTJ' || t.pos === 'PUNCT' || t.pos === 'CCONJ' || t.pos === 'SYM';
   while (a < b && edge(toks[a]!)) a++;
-  while (b > a && edge(toks[b - 1]!)) b--;
+  // Some filler only opens a line ("wait, ...", "random but ..."): at the end it is a word ("can't wait").
+  while (b > a && edge(toks[b - 1]!) && !OPENING_FILLER.has(toks[b - 1]!.lower)) b--;
   // "Hi there, ..." leaves "there" as an adverb: a greeting, not content.
   return toks.slice(a, b);
 }
@@ -163,6 +166,8 @@ export function person(clause: Clause): 'first' | 'second' | 'other' {
   return 'other';
 }
 
+/** Spoken modals the tagger reads as nouns: "gotta ask", "gonna try", "wanna see". */
+const SEMI_MODALS = new Set(['gotta', 'gonna', 'wanna']);
 const MODALS = new Set(['can', 'ca', 'could', 'would', 'will', 'wo', 'should', 'might', 'must']);
 
 /**
@@ -180,7 +185,7 @@ function elidedSubject(toks: readonly Token[]): boolean {
   // A gerund the tagger took for a noun, before what it acts on: "reading every label for celery".
   if (first.pos === 'NOUN' && /ing$/.test(first.lower) && second?.pos === 'DET') return true;
   const next = second && ['not', "n't"].includes(second.lower) ? third : second;
-  return MODALS.has(first.lower) && next?.pos === 'VERB';
+  return (MODALS.has(first.lower) || SEMI_MODALS.has(first.lower)) && next?.pos === 'VERB';
 }
 
 /**

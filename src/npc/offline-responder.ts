@@ -122,7 +122,7 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const named = slotOf(question.tokens).slot;
   const slot = named !== 'open' ? named : window.retrieval?.topic ?? 'open';
   if (slot !== 'open') {
-    const onTopic = best(usable.filter((f) => f.key.split('.')[1] === slot), threshold * TOPIC_BAR);
+    const onTopic = best(usable.filter((f) => sameTopic(f.key.split('.')[1], slot)), threshold * TOPIC_BAR);
     if (onTopic) return onTopic;
     // A fact of another topic answers only if it is plainly what was asked.
     return best(usable, threshold * OFF_TOPIC_BAR);
@@ -132,6 +132,14 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
 
 /** The share of the answer threshold a fact of the topic a question names must reach. */
 const TOPIC_BAR = 0.5;
+/**
+ * Whether a fact's topic is the one asked about. Health and allergies are one topic of the memory
+ * design: "what should I avoid for medical reasons?" asks about an allergy as much as a diet.
+ */
+function sameTopic(factTopic: string | undefined, asked: string): boolean {
+  const group = (t: string | undefined) => (t === 'allergy' ? 'health' : t);
+  return group(factTopic) === group(asked);
+}
 /** The multiple of the answer threshold a fact of another topic than the question's must reach. */
 const OFF_TOPIC_BAR = 1.3;
 

@@ -87,8 +87,9 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
   // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
   let headline: { slot: Slot; renewed: boolean } | undefined;
   for (const clause of clauses(episode.text)) {
-    const verbless = !clause.tokens.some((t) => t.pos === 'VERB' || t.pos === 'AUX');
-    if (verbless && !clause.question) {
+    // (Short, with no one named in it: "texting my sister Elsa" is a statement, not a headline.)
+    const headlineLike = clause.tokens.length <= 3 && !clause.tokens.some((t) => ['VERB', 'AUX', 'PROPN', 'PRON'].includes(t.pos));
+    if (headlineLike && !clause.question) {
       const named = slotOf(clause.tokens);
       if (named.slot !== 'open') {
         headline = { slot: named.slot, renewed: clause.tokens.some((t) => ['new', 'latest', 'current'].includes(t.lower)) };
@@ -208,7 +209,7 @@ function lasting(toks: readonly Token[]): boolean {
   const words = content.map((t) => t.lower);
   if (words.every((w) => MOMENTARY.has(w) || ['so', 'really', 'very', 'just', 'totally', 'still', 'also', 'too', 'now'].includes(w))) return false;
   // A progressive of the moment: "I'm looking at the door".
-  if (toks.some((t, i) => ['am', "'m", 'are', "'re"].includes(t.lower) && toks[i + 1]?.pos === 'VERB' && toks[i + 1]!.lower.endsWith('ing')) && toks.some((t) => ['door', 'room', 'key', 'lock', 'box', 'here', 'this', 'that'].includes(t.lower))) return false;
+  if (toks.some((t, i) => ['am', "'m", 'are', "'re"].includes(t.lower) && toks[i + 1]?.pos === 'VERB' && toks[i + 1]!.lower.endsWith('ing')) && aboutTheRoom(toks)) return false;
   return true;
 }
 
