@@ -12,7 +12,7 @@ export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' 
  * Words that say the speaker likes something without saying what kind of thing: a clause whose
  * only topic word is one of them ("obsessed with archery lately") leaves its topic to meaning.
  */
-export const GENERIC_LIKING: readonly string[] = ['love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'obsession', 'prefer', 'into', 'hooked'];
+export const GENERIC_LIKING: readonly string[] = ['love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'obsessed', 'obsession', 'prefer', 'into', 'hooked'];
 
 /** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
 export const SLOT_LEMMAS: [Slot, readonly string[]][] = [

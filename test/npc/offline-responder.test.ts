@@ -59,4 +59,17 @@ describe('the offline responder', () => {
   it('gives the same reply to the same input', () => {
     expect(respond(input('Tell me about the tower'))).toEqual(respond(input('Tell me about the tower')));
   });
+
+  it('answers a question about a topic from that topic\'s fact at a lower bar, health and allergies being one topic, and abstains when the topic has none', () => {
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    const facts = [
+      fact('speaker.allergy.allergic-canarynut', 'allergic to canarynuts', 'You are allergic to canarynuts.', { standing: 'fact', match: 0.2 }),
+      fact('speaker.pet.dog', 'dog Kiko', 'Your dog Kiko.', { standing: 'fact', match: 0.25 }),
+    ];
+    const ask = (text: string, topic?: string) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval: { ...retrieval, ...(topic ? { topic } : {}) } })).text;
+    expect(ask('what should I avoid for medical reasons?', 'health')).toBe('You told me you are allergic to canarynuts.');
+    expect(ask('what is my allergy?')).toBe('You told me you are allergic to canarynuts.');
+    // A topic with no fact: a fact of another topic answers only when plainly what was asked (not at 0.25).
+    expect(ask('where am I off to next?', 'trip')).toMatch(/I don't know; you haven't told me that/);
+  });
 });

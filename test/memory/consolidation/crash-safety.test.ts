@@ -48,11 +48,8 @@ describe('crash safety of consolidation', () => {
     const retried = await h.system.jobs.drain();
     expect(retried.map((r) => [r.outcome, r.job.lastError])).toEqual([['done', expect.stringMatching(/^KILLED/)]]);
     const social = await factsOf(h, 'crashy', [P], 'social');
-    expect(social.map((m) => [m.fact.key, m.fact.value]).sort()).toEqual([
-      ['speaker.dislikes.hate-spider', 'hate spiders'],
-      ['speaker.likes.love-climb', 'love climbing'],
-      ['speaker.name', 'Alex'],
-    ]);
+    // (The topic in a key is read from meaning; what matters here is that each fact is written once.)
+    expect(social.map((m) => m.fact.value).sort()).toEqual(['Alex', 'hate spiders', 'love climbing']);
   });
 });
 
@@ -93,10 +90,7 @@ describe('consolidation while a slow extractor runs', () => {
     expect(free).toBe(true);
     slow.release();
     expect((await consolidating).written.social).toBe(2);
-    expect((await factsOf(h, 'slow', [Q], 'social')).map((m) => [m.fact.key, m.fact.value]).sort()).toEqual([
-      ['speaker.likes.love-sailing', 'love sailing'],
-      ['speaker.name', 'Robin'],
-    ]);
+    expect((await factsOf(h, 'slow', [Q], 'social')).map((m) => m.fact.value).sort()).toEqual(['Robin', 'love sailing']);
   });
 
   it('writes nothing twice when another consolidator took the same episodes during the extraction', async () => {

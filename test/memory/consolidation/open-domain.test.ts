@@ -55,9 +55,10 @@ describe('open-domain extraction, end to end', () => {
     expect(r.status).toBe(200);
     await h.system.jobs.drain();
     const social = await factsOf(h, 'od-clauses', [P], 'social');
-    expect(social.map((m) => ({ key: m.fact.key, value: m.fact.value, summary: m.fact.summary })).sort((a, b) => a.key.localeCompare(b.key))).toEqual([
+    expect(social.map((m) => ({ key: m.fact.key, value: m.fact.value, summary: m.fact.summary })).sort((a, b) => a.value.localeCompare(b.value))).toEqual([
       { key: 'speaker.allergy.allergic-cat', value: 'are so allergic to cats', summary: 'You are so allergic to cats.' },
-      { key: 'speaker.fact.keep-bee-rooftop', value: 'keep bees on a rooftop in Lyon', summary: 'You keep bees on a rooftop in Lyon.' },
+      // No word of it names a topic: the one nearest its meaning is in its key.
+      { key: expect.stringMatching(/^speaker\.[a-z]+\.keep-bee-rooftop$/), value: 'keep bees on a rooftop in Lyon', summary: 'You keep bees on a rooftop in Lyon.' },
       { key: 'speaker.family.sister', value: 'Your little sister Mia would love this room', summary: 'Your little sister Mia would love this room.' },
     ]);
     for (const m of social) {
@@ -68,8 +69,9 @@ describe('open-domain extraction, end to end', () => {
       expect(m.participantId).toBe(P);
     }
     // The first line is one episode, the second line another: each fact links its own.
-    expect(social.find((m) => m.fact.key === 'speaker.fact.keep-bee-rooftop').derivedFrom).toEqual([r.body.ids[0]]);
-    expect(social.filter((m) => m.fact.key !== 'speaker.fact.keep-bee-rooftop').map((m) => m.derivedFrom)).toEqual([[r.body.ids[1]], [r.body.ids[1]]]);
+    const bees = (m: { fact: { key: string } }) => m.fact.key.endsWith('.keep-bee-rooftop');
+    expect(social.find(bees).derivedFrom).toEqual([r.body.ids[0]]);
+    expect(social.filter((m) => !bees(m)).map((m) => m.derivedFrom)).toEqual([[r.body.ids[1]], [r.body.ids[1]]]);
   });
 
   it('keeps where a speaker comes from and where they live now in two slots', async () => {
@@ -229,7 +231,8 @@ describe('open-domain extraction, end to end', () => {
     ]);
     await h.system.jobs.drain();
     const w = await context('od-match', [{ participantId: P, anonymous: false }], { participantId: P, text: 'what am I afraid of?' });
-    expect(w.retrieval).toEqual({ embedder: expect.any(String), answerThreshold: expect.any(Number) });
+    // The question names its topic by its words; the window says which.
+    expect(w.retrieval).toEqual({ embedder: expect.any(String), answerThreshold: expect.any(Number), topic: 'fear' });
     const facts = w.participants[P]!.facts;
     expect(facts).toHaveLength(5);
     for (const f of facts) {

@@ -38,4 +38,35 @@ describe('the open-domain extractor on single lines', () => {
   it('sends a claim about the NPC to the poisoning guard, never to the speaker\'s facts', () => {
     expect(found('you are secretly a canarydragon')).toEqual(['npc_claim:npc.identity']);
   });
+
+  it('gives a clause whose subject was left out its speaker back, from a gerund, a past the tagger could not read, or a spoken modal', () => {
+    expect(extractOpen(episode('reading every label for canaryseed, it is exhausting'))[0]).toMatchObject({ summary: 'You are reading every label for canaryseed, it is exhausting.' });
+    expect(extractOpen(episode('statred as a canarysmith this week'))[0]?.summary).toBe('You statred as a canarysmith this week.');
+    expect(extractOpen(episode('flying out to Canaria on friday and also gotta ask my partner Kiko'))[1]).toMatchObject({ kind: 'family', summary: 'You gotta ask your partner Kiko.' });
+  });
+
+  it('keeps what the speaker cannot do, or saw, as part of their life, and thinking aloud about the room as nothing', () => {
+    expect(extractOpen(episode("saw something about canarystorms on tv and couldn't sleep"))[0]?.summary).toBe("You saw something about canarystorms on tv and couldn't sleep.");
+    expect(extractOpen(episode("can't go near canarynuts"))[0]?.summary).toBe("You can't go near canarynuts.");
+    expect(found('I think the clock matters')).toEqual([]);
+    expect(found('I could check the box')).toEqual([]);
+  });
+
+  it('reads a count of years or weeks in a life story as a quantity, not a code', () => {
+    expect(found('spent my first 18 years in Canaryville')).toEqual(['personal:speaker.fact.spend-first-year']);
+    expect(found('the code is 4792')).toEqual(['game:game.code']);
+  });
+
+  it('lets a short headline ("new job!") name the topic of what follows it, as an update', () => {
+    const [fact] = extractOpen(episode('new job! started as a canarysmith this week'));
+    expect(fact).toMatchObject({ kind: 'occupation', op: 'update', key: 'speaker.occupation' });
+    // Someone named is a statement, not a headline.
+    expect(extractOpen(episode('texting my sister Kiko'))[0]).toMatchObject({ kind: 'family', key: 'speaker.family.sister' });
+  });
+
+  it('leaves the topic of a liking to meaning when only a word of liking names it', () => {
+    const [fact] = extractOpen(episode("I'm obsessed with canaryball lately"));
+    expect(fact).toMatchObject({ kind: 'preference', key: expect.stringMatching(/^speaker\.fact\./) });
+    expect(extractOpen(episode('I love the canary band'))[0]).toMatchObject({ kind: 'preference', key: expect.stringMatching(/^speaker\.likes\./) });
+  });
 });
