@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Sql, Tx } from './db/types.js';
 import type { Embedder } from './embeddings/types.js';
-import { toVectorLiteral } from './embeddings/types.js';
+import { embeddingText, toVectorLiteral } from './embeddings/types.js';
 import { TopicClassifier } from './embeddings/topics.js';
 import { DataKeys } from './crypto/data-keys.js';
 import type { Keyring } from './crypto/keyring.js';
@@ -91,7 +91,7 @@ export class MemoryService {
     }
     const requestHash = createHash('sha256').update(JSON.stringify(batch.events)).digest('hex');
     // Embed outside the transaction: it is the slow part and needs no locks.
-    const vectors = await this.embedder.embed(batch.events.map((e) => e.text));
+    const vectors = await this.embedder.embed(batch.events.map((e) => embeddingText(e.text)));
     const attempt = () =>
       inScope(this.db, scope, async (tx) => {
         await ensureGame(tx, scope.tenantId, gameId);

@@ -63,8 +63,8 @@ describe('the offline responder', () => {
   it('answers a question about a topic from that topic\'s fact at a lower bar, health and allergies being one topic, and abstains when the topic has none', () => {
     const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
     const facts = [
-      fact('speaker.allergy.allergic-canarynut', 'allergic to canarynuts', 'You are allergic to canarynuts.', { standing: 'fact', match: 0.2 }),
-      fact('speaker.pet.dog', 'dog Kiko', 'Your dog Kiko.', { standing: 'fact', match: 0.25 }),
+      fact('speaker.allergy.allergic-canarynut', 'allergic to canarynuts', 'You are allergic to canarynuts.', { standing: 'known', match: 0.2 }),
+      fact('speaker.pet.dog', 'dog Kiko', 'Your dog Kiko.', { standing: 'known', match: 0.25 }),
     ];
     const ask = (text: string, topic?: string) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval: { ...retrieval, ...(topic ? { topic } : {}) } })).text;
     expect(ask('what should I avoid for medical reasons?', 'health')).toBe('You told me you are allergic to canarynuts.');

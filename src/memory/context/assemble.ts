@@ -8,7 +8,7 @@ import type {
   ContextWindow,
   Standing,
 } from '../../boundary/context.js';
-import { toVectorLiteral } from '../embeddings/types.js';
+import { embeddingText, meanVector, toVectorLiteral } from '../embeddings/types.js';
 import { MemoryError } from '../errors.js';
 import { inScope, readInScope, type Scope } from '../scope.js';
 import { rowAad, type MemoryService } from '../service.js';
@@ -78,12 +78,16 @@ export class ContextAssembler {
     const lastSpoken = [...request.messages].reverse().find((m) => 'participantId' in m.speaker);
     const lastSpeaker = lastSpoken && 'participantId' in lastSpoken.speaker ? lastSpoken.speaker.participantId : undefined;
     const reconstructFor = lastSpoken && lastSpeaker && anonymous.has(lastSpeaker) ? lastSpoken : undefined;
-    const queryText = recent.map((m) => withoutMentions(m.text)).join('\n') || 'hello';
-    // Two vectors: the recent exchange (what the room is talking about) and the last line a
-    // participant said (what was just asked: a participant's facts are ranked by it, and it is
-    // what an anonymous speaker's story is compared with).
-    const question = lastSpoken ? withoutMentions(lastSpoken.text) || queryText : queryText;
-    const [queryVector, questionVector] = await this.service.embedder.embed([queryText, question]);
+    // Two vectors: the recent exchange (what the room is talking about: the mean of its lines'
+    // vectors) and the last line a participant said (what was just asked: a participant's facts
+    // are ranked by it, and it is what an anonymous speaker's story is compared with). Each line
+    // is embedded as ingest embedded it, so a line already stored costs a cache hit, not the model.
+    const lines = recent.map((m) => embeddingText(m.text));
+    if (lines.length === 0) lines.push('hello');
+    const question = lastSpoken ? embeddingText(lastSpoken.text) : lines.at(-1)!;
+    const vectors = await this.service.embedder.embed([question, ...lines]);
+    const questionVector = vectors[0]!;
+    const queryVector = meanVector(vectors.slice(1));
     const speakerVector = reconstructFor ? questionVector : undefined;
     const q = toVectorLiteral(queryVector!);
     const qa = toVectorLiteral(questionVector!);
@@ -399,9 +403,6 @@ function newestPerKey(candidates: Candidate[], shadowed: ContextRecord['shadowed
   }
   return [...newest.values()];
 }
-
-/** "@Elias have you seen..." is about the Mustang, not about Elias: addressing is not content. */
-const withoutMentions = (text: string) => text.replace(/@[\p{L}\p{N}_-]+/gu, ' ').trim();
 
 export function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[^a-z0-9]+/g, '_');

@@ -2,7 +2,7 @@ import type { Database, Tx } from '../db/types.js';
 import { MemoryError } from '../errors.js';
 import { rowAad, type MemoryService } from '../service.js';
 import { TIER_TABLES, type DurableTier } from '../types.js';
-import { toVectorLiteral } from './types.js';
+import { embeddingText, toVectorLiteral } from './types.js';
 
 /**
  * Re-embeds stored memory with the service's current embedder: every row of a tier table whose
@@ -121,7 +121,7 @@ function textOf(service: MemoryService, keys: Map<string, Uint8Array>, tier: Dur
   const plain = service.unseal(key, row.ciphertext, rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id), row.id);
   if (!plain) return undefined;
   const text = plain.toString('utf8');
-  if (tier === 'episodic') return text;
+  if (tier === 'episodic') return embeddingText(text);
   try {
     return (JSON.parse(text) as { summary: string }).summary;
   } catch {

@@ -16,6 +16,26 @@ export interface Embedder {
 
 export const EMBEDDING_DIMENSIONS = 512;
 
+/**
+ * The text of an utterance as it is embedded: without @mentions, which name who is addressed and
+ * carry nothing of what is said. Ingest, context assembly and re-embedding all use it, so the
+ * line embedded when it is stored is the one the query finds in the embedder's cache.
+ */
+export function embeddingText(text: string): string {
+  return text.replace(/@[\p{L}\p{N}_-]+/gu, ' ').trim() || text;
+}
+
+/** The normalized mean of unit vectors: what several lines are about together. */
+export function meanVector(vectors: readonly Float32Array[]): Float32Array {
+  const out = new Float32Array(vectors[0]?.length ?? 0);
+  for (const v of vectors) for (let i = 0; i < out.length; i++) out[i]! += v[i]!;
+  let norm = 0;
+  for (let i = 0; i < out.length; i++) norm += out[i]! * out[i]!;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < out.length; i++) out[i]! /= norm;
+  return out;
+}
+
 /** pgvector's text form, passed as a parameter and cast with `::vector` (6 significant digits). */
 export function toVectorLiteral(v: Float32Array): string {
   // A plain loop: this runs once per stored row and per query, and Array.from + toFixed was 10x slower.
