@@ -265,3 +265,48 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
     expect((await system.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
   });
 });
+
+describe('what is embedded, and when', () => {
+  let database: TestDatabase;
+  let system: MemorySystem;
+  let removeKeys: () => Promise<void>;
+  const seen: string[] = [];
+  class Recording extends LocalHashEmbedder {
+    override async embed(texts: readonly string[]): Promise<Float32Array[]> {
+      seen.push(...texts);
+      return super.embed(texts);
+    }
+  }
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    const keys = await tempDir('keyring');
+    removeKeys = keys.remove;
+    system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new Recording() });
+  });
+  afterAll(async () => {
+    await system.app.close();
+    await removeKeys();
+    await database.drop();
+  });
+
+  it('embeds a line for the context exactly as ingest embedded it, without its @mention, and the room as the mean of its last lines', async () => {
+    const { tenantId } = await createTenant(database.db, `studio-${Math.random().toString(36).slice(2)}`);
+    const P = 'part-embed0001';
+    const scope = { tenantId, gameId: 'embed-game', npcId: 'npc-mara', participantIds: [P], role: 'runtime' as const };
+    const lines = ['@Mara I keep bees on a rooftop in Lyon', 'my sister Ada lives in Oslo @Mara', '@Mara what do I do for fun?'];
+    await system.service.ingest(scope, { idempotencyKey: 'embed-1', events: lines.map((text, i) => ({ gameId: 'embed-game', roomId: 'hall', npcId: 'npc-mara', participantId: P, ts: 1_764_000_000 + i, targeted: true, text })) });
+    const ingested = seen.splice(0);
+    expect(ingested).toEqual(['I keep bees on a rooftop in Lyon', 'my sister Ada lives in Oslo', 'what do I do for fun?']);
+    const { ContextAssembler } = await import('../../src/memory/context/assemble.js');
+    await new ContextAssembler(system.service).assemble(scope, {
+      roomId: 'hall',
+      participants: [{ participantId: P, anonymous: false }],
+      messages: lines.map((text, i) => ({ seq: i, speaker: { participantId: P }, text, targeted: true, ts: 1_764_000_000 + i })),
+      state: { version: 1, facts: {} },
+    });
+    // Nothing new to the model: every text the assembly embeds is a line ingest already embedded.
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.filter((t) => !ingested.includes(t))).toEqual([]);
+  });
+});
