@@ -29,6 +29,10 @@ export interface Clause {
   tokens: Token[];
   text: string;
   question: boolean;
+  /** Whether it goes on the sentence of the clause before it (split at a comma or a conjunction). */
+  continues?: boolean;
+  /** The comma or conjunction it was split from the clause before at. */
+  joinedBy?: Token;
 }
 
 /** Chat filler that carries nothing: dropped at the edges of a clause. */
@@ -79,36 +83,41 @@ export function clauses(text: string): Clause[] {
   const all = tokens(text);
   const out: Clause[] = [];
   let current: Token[] = [];
-  const flush = () => {
+  // Whether the next clause goes on the sentence of the one just flushed.
+  let inSentence = false;
+  let boundaryToken: Token | undefined;
+  const flush = (endsSentence: boolean, at?: Token) => {
     const trimmed = trimFiller(current);
     const last = current[current.length - 1];
     if (trimmed.length > 0 && trimmed.some((t) => t.pos !== 'PUNCT')) {
-      out.push({ tokens: trimmed, text: render(trimmed), question: last?.text === '?' || asks(trimmed) });
-    }
+      out.push({ tokens: trimmed, text: render(trimmed), question: last?.text === '?' || asks(trimmed), ...(inSentence ? { continues: true, ...(boundaryToken ? { joinedBy: boundaryToken } : {}) } : {}) });
+      inSentence = !endsSentence;
+    } else if (endsSentence) inSentence = false;
+    boundaryToken = at;
     current = [];
   };
   for (let i = 0; i < all.length; i++) {
     const t = all[i]!;
     if (t.pos === 'PUNCT' && /^[.!?;]+$/.test(t.text)) {
       current.push(t);
-      flush();
+      flush(true);
       continue;
     }
     // A colon always ends what came before ("fun fact: ...", "quick q: ...").
     if (t.pos === 'PUNCT' && t.text === ':') {
-      flush();
+      flush(true);
       continue;
     }
     const boundary = (t.pos === 'PUNCT' && /^[,\u2013\u2014-]+$/.test(t.text)) || (t.pos === 'CCONJ' && ['and', 'but', 'so', 'or'].includes(t.lower));
     // "Ruben and I used to ...": a conjunction after a verbless start joins two subjects, not two clauses.
     const joinsSubjects = t.pos === 'CCONJ' && !current.some((c) => c.pos === 'VERB' || c.pos === 'AUX');
     if (boundary && !joinsSubjects && current.length > 0 && startsClause(all, i + 1)) {
-      flush();
+      flush(false, t);
       continue;
     }
     current.push(t);
   }
-  flush();
+  flush(true);
   return out;
 }
 

@@ -69,4 +69,12 @@ describe('the open-domain extractor on single lines', () => {
     expect(fact).toMatchObject({ kind: 'preference', key: expect.stringMatching(/^speaker\.fact\./) });
     expect(extractOpen(episode('I love the canary band'))[0]).toMatchObject({ kind: 'preference', key: expect.stringMatching(/^speaker\.likes\./) });
   });
+
+  it('joins a clause that names nothing to the one before it in the same sentence, as how the speaker feels about it', () => {
+    expect(extractOpen(episode("canaryfish and me don't mix, I get really sick")).map((c) => c.summary)).toEqual(["Canaryfish and you don't mix, you get really sick."]);
+    expect(extractOpen(episode("took up canaryball last year and I'm hooked")).map((c) => c.summary)).toEqual(['You took up canaryball last year and you are hooked.']);
+    // A clause that names something is a fact of its own, and a new sentence is never joined.
+    expect(extractOpen(episode("I'm allergic to cats and my sister Mia would love this room")).map((c) => c.kind)).toEqual(['health', 'family']);
+    expect(extractOpen(episode('I keep canarybees. I love it')).map((c) => c.summary)).toEqual(['You keep canarybees.', 'You love it.']);
+  });
 });

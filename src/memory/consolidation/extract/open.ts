@@ -86,7 +86,7 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
   const updating = UPDATE_PHRASES.test(episode.text);
   // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
   let headline: { slot: Slot; renewed: boolean } | undefined;
-  for (const clause of clauses(episode.text)) {
+  for (const clause of elaborated(clauses(episode.text))) {
     // (Short, with no one named in it: "texting my sister Elsa" is a statement, not a headline.)
     const headlineLike = clause.tokens.length <= 3 && !clause.tokens.some((t) => ['VERB', 'AUX', 'PROPN', 'PRON'].includes(t.pos));
     if (headlineLike && !clause.question) {
@@ -121,6 +121,25 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
     }
     const fact = selfDisclosure(clause, updating || !!headline?.renewed, headline?.slot);
     if (fact) push(fact);
+  }
+  return out;
+}
+
+/**
+ * Clauses with what only elaborates on the one before joined to it: a clause of the same sentence
+ * that names nothing ("shellfish and me don't mix, I get really sick"; "took up surfing and I'm
+ * hooked") says how the speaker feels about what was just named, not a fact of its own.
+ */
+function elaborated(list: readonly Clause[]): Clause[] {
+  const out: Clause[] = [];
+  for (const clause of list) {
+    const previous = out.at(-1);
+    const namesNothing = !clause.tokens.some((t) => ['NOUN', 'PROPN', 'NUM'].includes(t.pos));
+    if (previous && clause.continues && namesNothing && !clause.question && !previous.question) {
+      const joint: Token = clause.joinedBy ?? { text: ',', lower: ',', lemma: ',', pos: 'PUNCT', spaced: false };
+      const tokens = [...previous.tokens, joint, ...clause.tokens.map((t, i) => (i === 0 ? { ...t, spaced: true } : t))];
+      out[out.length - 1] = { ...previous, tokens, text: render(tokens) };
+    } else out.push(clause);
   }
   return out;
 }
