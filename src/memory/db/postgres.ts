@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Database, PreparedStatement, QueryResult, Tx } from './types.js';
+import { DatabaseUnavailableError, isConnectionError } from './unavailable.js';
 
 // Both backends hand back plain numbers for bigint and count(*): our values stay far
 // below 2^53 (second timestamps, row counts).
@@ -22,10 +23,21 @@ function wrap(conn: pg.Pool | pg.PoolClient): Tx {
   };
 }
 
-/** A `pg` pool on native PostgreSQL (15+ with pgvector). */
-export function openPostgres(connectionString: string, options: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
-  // An idle client that errors (server restart) must not crash the process.
+/** A connection error as ours (503 to callers); any other error as it is. */
+const classified = (error: unknown) => (isConnectionError(error) && !(error instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError({ cause: error }) : error);
+
+/**
+ * A `pg` pool on native PostgreSQL (15+ with pgvector).
+ *
+ * Connection loss (a restart, `pg_terminate_backend`, a network cut) never crashes the process:
+ * idle clients are watched by the pool, and a client checked out for a transaction or a batch
+ * has a listener of its own for as long as it is out. A client that failed is destroyed, not
+ * returned to the pool; the caller gets a `DatabaseUnavailableError`. A batch (the read path)
+ * that could not even get a connection is tried once more.
+ */
+export function openPostgres(connectionString: string, options: { max?: number; connectionTimeoutMillis?: number } = {}): Database {
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000 });
+  // An idle client that errors (server restart) must not crash the process; the pool drops it.
   pool.on('error', () => {});
   const sql = wrap(pool);
   // The named statements each pooled connection has prepared (a client object lives as long as
@@ -40,35 +52,78 @@ export function openPostgres(connectionString: string, options: { max?: number }
       names.add(name);
     }
   };
+  /** A client checked out with its own error listener; `done` gives it back, or destroys it if it broke. */
+  const checkout = async () => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw classified(error);
+    }
+    let broken: Error | undefined;
+    const onError = (error: Error) => (broken ??= error);
+    client.on('error', onError);
+    return {
+      client,
+      done(error?: unknown) {
+        client.off('error', onError);
+        const fatal = broken ?? (isConnectionError(error) ? (error as Error) : undefined);
+        client.release(fatal);
+      },
+    };
+  };
   return {
     backend: 'postgres',
-    query: sql.query,
+    async query(text, params) {
+      try {
+        return await sql.query(text, params);
+      } catch (error) {
+        throw classified(error);
+      }
+    },
     async transaction(fn) {
-      const client = await pool.connect();
+      const { client, done } = await checkout();
       try {
         await client.query('BEGIN');
         const result = await fn(wrap(client));
         await client.query('COMMIT');
+        done();
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
+        if (!isConnectionError(error)) await client.query('ROLLBACK').catch(() => {});
+        done(error);
+        throw classified(error);
       }
     },
-    exec: sql.exec,
-    async batch(script, prepare = []) {
-      const client = await pool.connect();
+    async exec(script) {
       try {
-        await ensurePrepared(client, prepare);
-        // The simple protocol returns one result per statement (a bare object for a single one).
-        const result = (await client.query({ text: script, types })) as unknown as pg.QueryResult | pg.QueryResult[];
-        client.release();
-        return (Array.isArray(result) ? result : [result]).map((r) => r.rows as Record<string, unknown>[]);
+        await sql.exec(script);
       } catch (error) {
-        client.release(error as Error); // as pool.query does: a connection that failed is not reused
-        throw error;
+        throw classified(error);
+      }
+    },
+    async batch(script, prepare = []) {
+      let attempt = 0;
+      for (;;) {
+        let out: Awaited<ReturnType<typeof checkout>>;
+        try {
+          out = await checkout();
+        } catch (error) {
+          // Nothing was sent: safe to try once more (a pool of dead connections after a restart).
+          if (attempt++ === 0 && isConnectionError(error)) continue;
+          throw error;
+        }
+        const { client, done } = out;
+        try {
+          await ensurePrepared(client, prepare);
+          // The simple protocol returns one result per statement (a bare object for a single one).
+          const result = (await client.query({ text: script, types })) as unknown as pg.QueryResult | pg.QueryResult[];
+          done();
+          return (Array.isArray(result) ? result : [result]).map((r) => r.rows as Record<string, unknown>[]);
+        } catch (error) {
+          done(error);
+          throw classified(error);
+        }
       }
     },
     close: () => pool.end(),

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { healthRoutes } from './health.js';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
@@ -70,7 +71,7 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
     request.principal = await authenticate(credentials, request);
   });
 
-  app.get('/health', { schema: { security: [] } }, async () => ({ status: 'ok', backend: service.db.backend }));
+  healthRoutes(app, service.db);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const deps: MemoryRouteDeps = { service, credentials, admin: options.admin, lifecycle: options.lifecycle };
