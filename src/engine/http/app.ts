@@ -49,6 +49,9 @@ import {
 } from './schemas.js';
 import { StreamHub, type StreamHubOptions } from './stream.js';
 
+
+/** An outbox call older than this takes the engine out of rotation: the memory service is not keeping up. */
+const OUTBOX_READY_MAX_LAG_MS = 30_000;
 export interface EngineAppOptions {
   engine: GameEngine;
   /** The name registry, for the front desk. */
@@ -65,6 +68,8 @@ export interface EngineAppOptions {
    * its first turns do not compete with it; the game is created either way. (Default: 1000 ms)
    */
   gameReadyTimeoutMs?: number;
+  /** An outbox call waiting longer than this makes the engine not ready. (Default: 30 s) */
+  readyMaxOutboxLagMs?: number;
 }
 
 export interface EngineApp {
@@ -134,7 +139,16 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
   });
 
-  app.get('/health', { schema: { security: [] } }, async () => ({ status: 'ok', games: engine.runningGames, outbox: engine.outbox.stats() }));
+  // Liveness: the process answers. Readiness (and /health): the outbox delivers to the memory
+  // service; a call waiting longer than `readyMaxOutboxLagMs` means memory is falling behind.
+  app.get('/health/live', { schema: { security: [] } }, async () => ({ status: 'ok' }));
+  for (const url of ['/health', '/health/ready']) {
+    app.get(url, { schema: { security: [] } }, async (_request, reply) => {
+      const outbox = engine.outbox.stats();
+      const ready = outbox.oldestPendingMs <= (options.readyMaxOutboxLagMs ?? OUTBOX_READY_MAX_LAG_MS);
+      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', games: engine.runningGames, outbox });
+    });
+  }
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // ---- accounts and sessions ------------------------------------------------------------------
