@@ -6,6 +6,8 @@ import path from 'node:path';
  */
 export interface Config {
   databaseUrl?: string;
+  /** The engine's own database (ENGINE_DATABASE_URL); else PGlite in `dataDir/engine`. */
+  engineDatabaseUrl?: string;
   dataDir: string;
   keyringDir: string;
   host: string;
@@ -66,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     databaseUrl: env.DATABASE_URL || undefined,
+    engineDatabaseUrl: env.ENGINE_DATABASE_URL || undefined,
     dataDir,
     keyringDir: path.resolve(env.MEMORY_KEYRING_DIR ?? path.join(dataDir, 'keys')),
     host: env.HOST ?? '127.0.0.1',

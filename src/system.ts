@@ -25,6 +25,7 @@ import { NameRegistry } from './registry/name-registry.js';
 import { buildRegistryApp } from './registry/http-app.js';
 import { HttpRegistryClient } from './registry/registry-client.js';
 import { GameEngine } from './engine/engine.js';
+import { openEngineDatabase } from './engine/store/database.js';
 import { HttpMemoryPort } from './engine/http-memory-port.js';
 import { buildEngineApp, type EngineApp } from './engine/http/app.js';
 import { loadSampleGame } from './engine/game-definition/validate.js';
@@ -92,12 +93,19 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     const registryClient = new HttpRegistryClient({ baseUrl: registryUrl });
     const memoryClient = new MemoryHttpClient(memoryUrl, tenant.runtimeKey);
     const host = new EngineNpcHost();
+    // The engine's own database (another party's than the memory service's): accounts and sessions.
+    const store = await openEngineDatabase(
+      config.engineDatabaseUrl ? { url: config.engineDatabaseUrl } : config.inMemory ? {} : { dir: path.join(config.dataDir, 'engine') },
+    );
+    closers.unshift(() => store.close());
     const engine = new GameEngine({
       registry: registryClient,
       memory: new HttpMemoryPort(memoryClient),
       proxySecret: await secretFile(config.keyringDir, 'engine-proxy.key'),
       onParticipantMessage: host.publish,
+      store,
     });
+    await engine.sessions.load();
     host.attach(engine);
     closers.unshift(async () => engine.close());
 

@@ -1,9 +1,11 @@
 /**
- * Player accounts: usernames and scrypt password hashes, in memory.
+ * Player accounts: usernames and scrypt password hashes, in the engine's database (or in memory,
+ * for an engine without one).
  * Stored form: `scrypt$N$r$p$salt$hash` (base64url), so cost can rise without breaking old hashes.
  */
 import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { EngineError } from './errors.js';
+import type { EngineDatabase } from './store/database.js';
 
 const scrypt = (password: string, salt: Buffer, keylen: number, options: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
@@ -49,16 +51,55 @@ export interface Account {
   readonly username: string;
 }
 
+/** Where accounts live: the engine's database, or a map (an engine without a database). */
+interface AccountRecords {
+  /** Adds the account; false when the username is taken. */
+  insert(accountId: string, username: string, passwordHash: string): Promise<boolean>;
+  find(username: string): Promise<{ accountId: string; passwordHash: string } | undefined>;
+}
+
+function inMemory(): AccountRecords {
+  const byUsername = new Map<string, { accountId: string; passwordHash: string }>();
+  return {
+    async insert(accountId, username, passwordHash) {
+      if (byUsername.has(username)) return false;
+      byUsername.set(username, { accountId, passwordHash });
+      return true;
+    },
+    async find(username) {
+      return byUsername.get(username);
+    },
+  };
+}
+
+function inDatabase(db: EngineDatabase): AccountRecords {
+  return {
+    async insert(accountId, username, passwordHash) {
+      const { rows } = await db.query(
+        'INSERT INTO engine.accounts (account_id, username, password_hash) VALUES ($1, $2, $3) ON CONFLICT (username) DO NOTHING RETURNING account_id',
+        [accountId, username, passwordHash],
+      );
+      return rows.length === 1;
+    },
+    async find(username) {
+      const { rows } = await db.query<{ account_id: string; password_hash: string }>('SELECT account_id, password_hash FROM engine.accounts WHERE username = $1', [username]);
+      return rows[0] ? { accountId: rows[0].account_id, passwordHash: rows[0].password_hash } : undefined;
+    },
+  };
+}
+
 export class AccountStore {
-  readonly #byUsername = new Map<string, { accountId: string; passwordHash: string }>();
+  readonly #records: AccountRecords;
   readonly #cost: ScryptCost;
   /** Verified against when the username is unknown, so both failures take the same time. */
   #decoyHash: Promise<string> | undefined;
 
-  constructor(options: { cost?: ScryptCost } = {}) {
+  constructor(options: { cost?: ScryptCost; db?: EngineDatabase } = {}) {
     this.#cost = options.cost ?? DEFAULT_COST;
+    this.#records = options.db ? inDatabase(options.db) : inMemory();
   }
 
+  /** Registers an account; it is stored (durably, with a database) before this resolves. */
   async register(username: string, password: string): Promise<Account> {
     if (typeof username !== 'string' || !USERNAME.test(username)) {
       throw new EngineError('INVALID_USERNAME', 'Choose a username of 3-32 letters, digits, dots, dashes or underscores.');
@@ -66,24 +107,18 @@ export class AccountStore {
     if (typeof password !== 'string' || password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
       throw new EngineError('WEAK_PASSWORD', `Choose a password of at least ${MIN_PASSWORD} characters.`);
     }
-    if (this.#byUsername.has(username)) throw new EngineError('USERNAME_TAKEN', 'That username is taken; choose another.');
-    // Reserve the name before the slow hash so two concurrent registrations cannot both win.
-    const record = { accountId: randomUUID(), passwordHash: '' };
-    this.#byUsername.set(username, record);
-    try {
-      record.passwordHash = await hashPassword(password, this.#cost);
-    } catch (cause) {
-      this.#byUsername.delete(username);
-      throw cause;
-    }
-    return { accountId: record.accountId, username };
+    if (await this.#records.find(username)) throw taken();
+    const accountId = randomUUID();
+    // Two registrations of one name at once: the store's uniqueness decides, after the hash.
+    if (!(await this.#records.insert(accountId, username, await hashPassword(password, this.#cost)))) throw taken();
+    return { accountId, username };
   }
 
   /** The account for these credentials; one error for unknown user and wrong password alike. */
   async verify(username: string, password: string): Promise<Account> {
-    const record = typeof username === 'string' ? this.#byUsername.get(username) : undefined;
+    const record = typeof username === 'string' ? await this.#records.find(username) : undefined;
     const pw = typeof password === 'string' ? password : '';
-    if (!record || record.passwordHash === '') {
+    if (!record) {
       this.#decoyHash ??= hashPassword('decoy password', this.#cost);
       await verifyPassword(pw, await this.#decoyHash);
       throw invalidCredentials();
@@ -93,5 +128,6 @@ export class AccountStore {
   }
 }
 
+const taken = () => new EngineError('USERNAME_TAKEN', 'That username is taken; choose another.');
 const invalidCredentials = () =>
   new EngineError('INVALID_CREDENTIALS', 'Username or password is wrong; check both and try again.');

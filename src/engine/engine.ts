@@ -16,6 +16,7 @@ import { parseGameDefinition } from './game-definition/validate.js';
 import type { MemoryPort } from './memory-port.js';
 import { Outbox, type OutboundErrorHandler, type OutboxOptions } from './outbox/index.js';
 import { SessionStore } from './sessions.js';
+import type { EngineDatabase } from './store/database.js';
 import type { ActionResult, ClientContext, GameId, NpcId, NpcStatus, RoomId, SessionToken, StreamEntry } from './types.js';
 
 export interface GameEngineOptions {
@@ -35,6 +36,10 @@ export interface GameEngineOptions {
   onParticipantMessage?: (message: ParticipantMessage) => void;
   /** An attempt to call the memory service failed (Default: first failures and dead letters to stderr). */
   onOutboundError?: OutboundErrorHandler;
+  /** The engine's own database: accounts and sessions survive a restart (Default: none, in memory). */
+  store?: EngineDatabase;
+  /** How long a session lasts (Default: 7 days). */
+  sessionTtlMs?: number;
   /** Store, retry policy and concurrency of the outbox (Default: in process, 200 ms..30 s backoff, 32 in flight). */
   outbox?: Omit<OutboxOptions, 'onError'>;
 }
@@ -55,8 +60,11 @@ export class GameEngine {
 
   constructor(private readonly options: GameEngineOptions) {
     this.clock = options.clock ?? systemClock;
-    this.accounts = new AccountStore(options.scryptCost ? { cost: options.scryptCost } : {});
-    this.sessions = new SessionStore(this.accounts, this.clock);
+    this.accounts = new AccountStore({ ...(options.scryptCost ? { cost: options.scryptCost } : {}), ...(options.store ? { db: options.store } : {}) });
+    this.sessions = new SessionStore(this.accounts, this.clock, {
+      ...(options.store ? { db: options.store } : {}),
+      ...(options.sessionTtlMs !== undefined ? { ttlMs: options.sessionTtlMs } : {}),
+    });
     this.#proxy = new AnonymizationProxy({
       secret: options.proxySecret,
       ...(options.timestampGranularitySeconds !== undefined ? { granularitySeconds: options.timestampGranularitySeconds } : {}),

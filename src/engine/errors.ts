@@ -23,7 +23,8 @@ export type EngineErrorCode =
   | 'ALREADY_IN_GAME'
   | 'GAME_ENDED'
   | 'INVALID_GAME_DEFINITION'
-  | 'CHARACTER_NOT_RECOGNIZED';
+  | 'CHARACTER_NOT_RECOGNIZED'
+  | 'STORE_UNAVAILABLE';
 
 export class EngineError extends Error {
   constructor(

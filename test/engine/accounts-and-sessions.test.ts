@@ -63,7 +63,7 @@ describe('sessions', () => {
     expect(a.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(a.token).not.toBe(b.token);
     expect(a.displayName).toBe('ann_b');
-    engine.sessions.close(a.token);
+    await engine.sessions.close(a.token);
     expect(() => engine.sessions.get(a.token)).toThrowError(withCode('INVALID_SESSION'));
     expect(() => engine.sessions.get(undefined)).toThrowError(withCode('INVALID_SESSION'));
   });

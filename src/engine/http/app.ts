@@ -174,6 +174,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     async (request, reply) => {
       const { displayName, controller } = request.body ?? {};
       const opened = engine.sessions.openAnonymous({ ...(displayName ? { displayName } : {}), ...(controller ? { controller } : {}) });
+      await engine.sessions.saved(opened.token); // acknowledged only once it is stored
       return reply.status(201).send(opened);
     },
   );
@@ -189,7 +190,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     }
     joined.delete(token);
     streams.signedOut(token);
-    engine.sessions.close(token);
+    await engine.sessions.close(token);
     voice?.refresh();
     return reply.status(204).send();
   });
