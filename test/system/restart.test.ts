@@ -1,0 +1,78 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { startSystem, type RunningSystem } from '../../src/system.js';
+import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+/**
+ * The whole system stopped and started again on the same data (a data directory with PGlite, or
+ * native databases for the memory service and the engine): nobody is signed out or forgotten.
+ */
+describe('a restart of the system', () => {
+  let dir: string;
+  const databases: TestDatabase[] = [];
+  let urls: { databaseUrl?: string; engineDatabaseUrl?: string } = {};
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'npc-restart-'));
+    if (process.env.DATABASE_URL) {
+      const [memory, engine] = [await openTestDatabase({ migrate: false }), await openTestDatabase({ migrate: false })];
+      databases.push(memory, engine);
+      urls = { databaseUrl: memory.url, engineDatabaseUrl: engine.url };
+    }
+  });
+  afterAll(async () => {
+    for (const db of databases) await db.drop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const start = () =>
+    startSystem({
+      ...loadConfig({ EMBEDDINGS: 'hash' }),
+      ...urls,
+      dataDir: dir,
+      keyringDir: path.join(dir, 'keys'),
+      host: '127.0.0.1',
+      memoryPort: 0,
+      registryPort: 0,
+      enginePort: 0,
+      logger: false,
+    });
+  const call = async (system: RunningSystem, method: string, url: string, body?: object, token?: string) => {
+    const response = await fetch(`${system.urls.engine}${url}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: response.status, body: (await response.json().catch(() => undefined)) as Record<string, unknown> };
+  };
+
+  it('keeps accounts and sessions: the old token still plays, the password still signs in, the username stays taken, the account is the same', async () => {
+    const first = await start();
+    let token: string;
+    let accountId: string | undefined;
+    try {
+      expect((await call(first, 'POST', '/v1/accounts', { username: 'ann_restarts', password: 'a long passphrase' })).status).toBe(201);
+      const signedIn = await call(first, 'POST', '/v1/sessions', { username: 'ann_restarts', password: 'a long passphrase' });
+      expect(signedIn.status).toBe(201);
+      token = signedIn.body.token as string;
+      accountId = first.engine.sessions.get(token).session.accountId;
+    } finally {
+      await first.close();
+    }
+
+    const second = await start();
+    try {
+      expect((await call(second, 'POST', '/v1/games', {}, token)).status).toBe(201);
+      expect(second.engine.sessions.get(token).session.accountId).toBe(accountId);
+      expect((await call(second, 'POST', '/v1/sessions', { username: 'ann_restarts', password: 'a long passphrase' })).status).toBe(201);
+      const again = await call(second, 'POST', '/v1/accounts', { username: 'ann_restarts', password: 'someone else entirely' });
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ error: { code: 'USERNAME_TAKEN' } });
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+});
