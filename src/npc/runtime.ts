@@ -12,7 +12,9 @@
  * How much (rate limits, per game):
  * - each room has a bucket of `roomBurst` turns refilled at `roomPerMinute`;
  * - an untargeted message triggers a turn at most once per `untargetedCooldownMs` per speaker;
- * a limited message still reaches memory (the engine ingests it); it just gets no reply.
+ * a limited message still reaches memory (the engine ingests it); it gets no reply, but a player
+ *   who addressed an NPC is told in the room that it is busy (once per NPC and room per
+ *   `busyNoticeMs`, so a flood does not turn into a flood of notices).
  * Turns of one NPC run one at a time, in message order.
  */
 import type { ContextRequest, ContextWindow, RoomMessage, StateSnapshot } from '../boundary/context.js';
@@ -59,6 +61,8 @@ export interface NpcRuntimeOptions {
   roomPerMinute?: number;
   /** (Default: 10000) */
   untargetedCooldownMs?: number;
+  /** At most one "busy" notice per NPC and room in this long. (Default: 10000) */
+  busyNoticeMs?: number;
   /** Turns kept per game for operators. (Default: 200) */
   keepTurns?: number;
   now?: () => number;
@@ -78,6 +82,7 @@ export class NpcRuntime {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly lastUntargeted = new Map<string, number>();
   private readonly lastSpeaker = new Map<string, string>();
+  private readonly lastBusyNotice = new Map<string, number>();
   private readonly queues = new Map<string, Promise<void>>();
   private readonly turns = new Map<string, TurnRecord[]>();
   private unsubscribe?: () => void;
@@ -127,7 +132,20 @@ export class NpcRuntime {
       const partner = this.lastSpeaker.get(`${event.gameId}\0${event.roomId}`);
       chosen = [partner && awake.includes(partner) ? partner : awake[0]!];
     }
-    return chosen.filter(() => this.take(`${event.gameId}\0${event.roomId}`));
+    const answering = chosen.filter(() => this.take(`${event.gameId}\0${event.roomId}`));
+    // Addressed but over the room's limit: say so in the room rather than stay silent.
+    for (const npcId of chosen) if (event.targets.includes(npcId) && !answering.includes(npcId)) this.busy(event, npcId);
+    return answering;
+  }
+
+  private busy(event: RoomMessageEvent, npcId: string): void {
+    const key = `${event.gameId}\0${event.roomId}\0${npcId}`;
+    const last = this.lastBusyNotice.get(key);
+    if (last !== undefined && this.now() - last < (this.options.busyNoticeMs ?? 10_000)) return;
+    const view = this.host.view(event.gameId, npcId);
+    if (!view) return;
+    this.lastBusyNotice.set(key, this.now());
+    this.host.say(event.gameId, npcId, `${view.firstName} raises a hand. "One moment, please; too many of you at once. Ask me again shortly."`);
   }
 
   private onMessage(event: RoomMessageEvent): void {

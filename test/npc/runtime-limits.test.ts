@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { ContextWindow } from '../../src/boundary/context.js';
+import { TurnMetrics } from '../../src/npc/metrics.js';
+import { NpcRuntime, type NpcHost, type RoomMessageEvent } from '../../src/npc/runtime.js';
+
+/** One room with Mara awake in it; what she says is recorded. */
+function room() {
+  let listener: ((event: RoomMessageEvent) => void) | undefined;
+  const said: string[] = [];
+  const host: NpcHost = {
+    onRoomMessage: (l) => ((listener = l), () => (listener = undefined)),
+    npcsIn: () => [{ npcId: 'npc-mara', active: true }],
+    view: () => ({ roomId: 'hall', firstName: 'Mara', participants: [{ participantId: 'p1', anonymous: false }], messages: [], state: { version: 1, facts: {} }, secrets: [] }),
+    act: () => ({ ok: true }) as never,
+    say: (_gameId, _npcId, text) => void said.push(text),
+  };
+  const window = { contextId: 'c', npcId: 'npc-mara', gameId: 'g', roomId: 'hall', clues: [], participants: {}, lore: [], episodes: [], transcript: { summary: null, turns: [] }, directives: [], pinned: { procedural: null, state: { version: 1, facts: {} } }, tokens: { budget: 2000, total: 0, sections: {} }, timingsMs: { retrieve: 0, build: 0 } } as unknown as ContextWindow;
+  let now = 0;
+  const runtime = new NpcRuntime(host, async () => window, { id: 'stub', reply: async () => ({ text: 'Here I am.', actions: [] }) }, new TurnMetrics(), { roomBurst: 1, roomPerMinute: 0, busyNoticeMs: 10_000, now: () => now });
+  runtime.start();
+  let seq = 0;
+  const address = (text: string) => listener!({ gameId: 'g', roomId: 'hall', seq: ++seq, speaker: { participantId: 'p1', anonymous: false }, text, targets: ['npc-mara'] });
+  return { runtime, said, address, advance: (ms: number) => (now += ms) };
+}
+
+describe('the NPC runtime over its room limit', () => {
+  it('tells a player who addressed an NPC over the room\'s limit that it is busy, once per window, instead of staying silent', async () => {
+    const { runtime, said, address, advance } = room();
+    address('@Mara hello');
+    await runtime.idle();
+    expect(said).toEqual(['Here I am.']);
+    address('@Mara are you there?');
+    address('@Mara hello??');
+    await runtime.idle();
+    expect(said).toEqual(['Here I am.', 'Mara raises a hand. "One moment, please; too many of you at once. Ask me again shortly."']);
+    advance(10_000);
+    address('@Mara now?');
+    await runtime.idle();
+    expect(said).toHaveLength(3);
+    expect(said[2]).toMatch(/^Mara raises a hand/);
+  });
+});
