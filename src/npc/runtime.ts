@@ -16,6 +16,9 @@
  *   who addressed an NPC is told in the room that it is busy (once per NPC and room per
  *   `busyNoticeMs`, so a flood does not turn into a flood of notices).
  * Turns of one NPC run one at a time, in message order.
+ * While the memory service is unreachable (a network error or a 5xx), a turn waits and retries
+ * its context with backoff; the NPC is seen "lost in thought" in the room (once per outage), and
+ * the line is answered when the service is back.
  */
 import type { ContextRequest, ContextWindow, RoomMessage, StateSnapshot } from '../boundary/context.js';
 import type { ActionResult } from '../engine/types.js';
@@ -63,6 +66,10 @@ export interface NpcRuntimeOptions {
   untargetedCooldownMs?: number;
   /** At most one "busy" notice per NPC and room in this long. (Default: 10000) */
   busyNoticeMs?: number;
+  /** Retries of a turn's context while the memory service is unreachable. (Default: 8, about 90 s) */
+  contextRetries?: number;
+  /** The first retry's delay, doubled each time up to 30 s. (Default: 500) */
+  contextRetryMs?: number;
   /** Turns kept per game for operators. (Default: 200) */
   keepTurns?: number;
   now?: () => number;
@@ -83,6 +90,11 @@ export class NpcRuntime {
   private readonly lastUntargeted = new Map<string, number>();
   private readonly lastSpeaker = new Map<string, string>();
   private readonly lastBusyNotice = new Map<string, number>();
+  /** NPCs (game, npc) already seen lost in thought during the current outage. */
+  private readonly lostInThought = new Set<string>();
+  /** Retry waits in progress: `stop()` cuts them short. */
+  private readonly waits = new Set<() => void>();
+  private stopped = false;
   private readonly queues = new Map<string, Promise<void>>();
   private readonly turns = new Map<string, TurnRecord[]>();
   private unsubscribe?: () => void;
@@ -99,12 +111,16 @@ export class NpcRuntime {
   }
 
   start(): void {
+    this.stopped = false;
     this.unsubscribe ??= this.host.onRoomMessage((event) => this.onMessage(event));
   }
 
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    // A turn waiting for the memory service gives up now instead of delaying shutdown.
+    this.stopped = true;
+    for (const wake of this.waits) wake();
   }
 
   /** Resolves when every queued turn has finished (tests, shutdown). */
@@ -136,6 +152,35 @@ export class NpcRuntime {
     // Addressed but over the room's limit: say so in the room rather than stay silent.
     for (const npcId of chosen) if (event.targets.includes(npcId) && !answering.includes(npcId)) this.busy(event, npcId);
     return answering;
+  }
+
+  /** The turn's context, waiting out an unreachable memory service (a 4xx is not retried). */
+  private async contextWhenAvailable(event: RoomMessageEvent, npcId: string, firstName: string, request: ContextRequest): Promise<ContextWindow> {
+    const key = `${event.gameId}\0${npcId}`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const window = await this.contextFor(event.gameId, npcId, request);
+        this.lostInThought.delete(key);
+        return window;
+      } catch (error) {
+        const status = (error as { status?: unknown }).status;
+        const unreachable = typeof status !== 'number' || status >= 500;
+        if (!unreachable || this.stopped || attempt >= (this.options.contextRetries ?? 8)) throw error;
+        if (!this.lostInThought.has(key)) {
+          this.lostInThought.add(key);
+          this.host.say(event.gameId, npcId, `${firstName} seems lost in thought for a moment.`);
+        }
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            this.waits.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, Math.min(30_000, (this.options.contextRetryMs ?? 500) * 2 ** attempt));
+          this.waits.add(wake);
+        });
+      }
+    }
   }
 
   private busy(event: RoomMessageEvent, npcId: string): void {
@@ -175,7 +220,7 @@ export class NpcRuntime {
       { npcId, firstName: view.firstName },
       { participantId: event.speaker.participantId, anonymous: event.speaker.anonymous, text: event.text, targeted: event.targets.includes(npcId) },
       {
-        context: () => this.contextFor(event.gameId, npcId, request),
+        context: () => this.contextWhenAvailable(event, npcId, view.firstName, request),
         act: (action) => this.host.act(event.gameId, npcId, action),
         say: (text) => this.host.say(event.gameId, npcId, text),
         secrets: () => view.secrets,

@@ -4,7 +4,7 @@ import { TurnMetrics } from '../../src/npc/metrics.js';
 import { NpcRuntime, type NpcHost, type RoomMessageEvent } from '../../src/npc/runtime.js';
 
 /** One room with Mara awake in it; what she says is recorded. */
-function room() {
+function room(contextFor?: () => Promise<ContextWindow>) {
   let listener: ((event: RoomMessageEvent) => void) | undefined;
   const said: string[] = [];
   const host: NpcHost = {
@@ -16,16 +16,21 @@ function room() {
   };
   const window = { contextId: 'c', npcId: 'npc-mara', gameId: 'g', roomId: 'hall', clues: [], participants: {}, lore: [], episodes: [], transcript: { summary: null, turns: [] }, directives: [], pinned: { procedural: null, state: { version: 1, facts: {} } }, tokens: { budget: 2000, total: 0, sections: {} }, timingsMs: { retrieve: 0, build: 0 } } as unknown as ContextWindow;
   let now = 0;
-  const runtime = new NpcRuntime(host, async () => window, { id: 'stub', reply: async () => ({ text: 'Here I am.', actions: [] }) }, new TurnMetrics(), { roomBurst: 1, roomPerMinute: 0, busyNoticeMs: 10_000, now: () => now });
+  const runtime = new NpcRuntime(host, contextFor ?? (async () => window), { id: 'stub', reply: async () => ({ text: 'Here I am.', actions: [] }) }, new TurnMetrics(), {
+    roomBurst: 5, roomPerMinute: 0, busyNoticeMs: 10_000, contextRetryMs: 5, now: () => now,
+  });
   runtime.start();
   let seq = 0;
   const address = (text: string) => listener!({ gameId: 'g', roomId: 'hall', seq: ++seq, speaker: { participantId: 'p1', anonymous: false }, text, targets: ['npc-mara'] });
-  return { runtime, said, address, advance: (ms: number) => (now += ms) };
+  return { runtime, said, address, window, advance: (ms: number) => (now += ms) };
 }
 
 describe('the NPC runtime over its room limit', () => {
   it('tells a player who addressed an NPC over the room\'s limit that it is busy, once per window, instead of staying silent', async () => {
     const { runtime, said, address, advance } = room();
+    for (let i = 0; i < 4; i++) address(`@Mara warm-up ${i}`); // the room's burst, less one
+    await runtime.idle();
+    said.splice(0);
     address('@Mara hello');
     await runtime.idle();
     expect(said).toEqual(['Here I am.']);
@@ -38,5 +43,30 @@ describe('the NPC runtime over its room limit', () => {
     await runtime.idle();
     expect(said).toHaveLength(3);
     expect(said[2]).toMatch(/^Mara raises a hand/);
+  });
+
+  it('shows an NPC lost in thought while the memory service is unreachable, and answers the line once it is back', async () => {
+    let failures = 0;
+    const { runtime, said, address, window } = room(async () => {
+      if (failures++ < 3) throw new TypeError('fetch failed');
+      return window;
+    });
+    address('@Mara hello');
+    address('@Mara still there?');
+    await runtime.idle();
+    expect(said).toEqual(['Mara seems lost in thought for a moment.', 'Here I am.', 'Here I am.']);
+  });
+
+  it('does not retry a context the memory service refused (a 4xx), and says nothing for it', async () => {
+    const errors: unknown[] = [];
+    const refused = Object.assign(new Error('SCOPE_MISMATCH'), { status: 403 });
+    const { runtime, said, address } = room(async () => {
+      errors.push(refused);
+      throw refused;
+    });
+    address('@Mara hello');
+    await runtime.idle();
+    expect(errors).toHaveLength(1);
+    expect(said).toEqual([]);
   });
 });
