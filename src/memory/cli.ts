@@ -6,6 +6,7 @@ import { openPostgres } from './db/postgres.js';
 import { migrate } from './db/migrate.js';
 import { createTenant, mintApiKey } from './credentials.js';
 import type { Database } from './db/types.js';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { registerAdminCommands } from './admin/cli.js';
 import { registerLifecycleCommands } from './lifecycle/cli.js';
@@ -13,6 +14,8 @@ import { registerReembedCommand } from './embeddings/cli.js';
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  // As `npm start` does: a new data directory is made, with its parents.
+  if (!config.databaseUrl) await mkdir(config.dataDir, { recursive: true });
   const db = config.databaseUrl ? openPostgres(config.databaseUrl) : await openPGlite(path.join(config.dataDir, 'pglite'));
   try {
     await migrate(db);
