@@ -25,14 +25,14 @@ const codeOf = async (p: Promise<unknown>) => {
   }
 };
 
-async function raw(method: string, path: string, options: { token?: string; body?: string; contentType?: string } = {}) {
+async function raw(method: string, path: string, options: { token?: string; body?: string | Uint8Array; contentType?: string } = {}) {
   const response = await fetch(`${server.url}${path}`, {
     method,
     headers: {
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       ...(options.body !== undefined ? { 'content-type': options.contentType ?? 'application/json' } : {}),
     },
-    ...(options.body !== undefined ? { body: options.body } : {}),
+    ...(options.body !== undefined ? { body: options.body as BodyInit } : {}),
   });
   const json = (await response.json().catch(() => ({}))) as { error?: { code: string; message: string } };
   return { status: response.status, code: json.error?.code, message: json.error?.message };
@@ -149,6 +149,9 @@ describe('the engine API over HTTP and WebSocket', () => {
       ['empty text', await raw('POST', say, { token, body: JSON.stringify({ text: '' }) }), 400, 'INVALID_MESSAGE'],
       ['blank text', await raw('POST', say, { token, body: JSON.stringify({ text: '   ' }) }), 400, 'INVALID_MESSAGE'],
       ['control characters', await raw('POST', say, { token, body: JSON.stringify({ text: 'a\u0007b' }) }), 400, 'INVALID_MESSAGE'],
+      ['a NUL character', await raw('POST', say, { token, body: JSON.stringify({ text: 'nul\u0000byte' }) }), 400, 'INVALID_TEXT'],
+      ['a lone surrogate escape', await raw('POST', say, { token, body: '{"text":"bad \\ud800 half"}' }), 400, 'INVALID_TEXT'],
+      ['bytes that are not UTF-8', await raw('POST', say, { token, body: Buffer.concat([Buffer.from('{"text":"bad '), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('"}')]) }), 400, 'INVALID_UTF8'],
       ['text as a number', await raw('POST', say, { token, body: JSON.stringify({ text: 42 }) }), 400, 'INVALID_MESSAGE'],
       ['too long', await raw('POST', say, { token, body: JSON.stringify({ text: 'x'.repeat(4001) }) }), 400, 'INVALID_MESSAGE'],
       ['a JSON array', await raw('POST', say, { token, body: '[]' }), 400, 'INVALID_MESSAGE'],

@@ -380,6 +380,31 @@ describe('bad input to the memory service HTTP API', () => {
     });
   });
 
+  describe('text that is not text', () => {
+    const json = () => ({ 'content-type': 'application/json', ...bearer(token) });
+    it('refuses a NUL character in an event, a fact, a search and a context with 400 INVALID_TEXT', async () => {
+      await rejects({ method: 'POST', url: '/v1/events', headers: bearer(token), payload: goodBatch([goodEvent('nul\u0000byte')]) }, 400, 'INVALID_TEXT');
+      const fact = { tier: 'clue', key: 'clue.code', value: 'a\u0000b', summary: 's', source: 'player_statement', confidence: 0.5, importance: 0.5, retention: 'permanent' };
+      await rejects({ method: 'POST', url: `/v1/npcs/${NPC}/facts`, headers: bearer(token), payload: fact }, 400, 'INVALID_TEXT');
+      await rejects({ method: 'POST', url: `/v1/npcs/${NPC}/search`, headers: bearer(token), payload: { text: 'co\u0000de' } }, 400, 'INVALID_TEXT');
+      const context = { roomId: 'library', participants: [{ participantId: P1, anonymous: false }], messages: [{ seq: 1, speaker: { participantId: P1 }, text: 'hi\u0000', targeted: true, ts: 1 }], state: { version: 1, facts: { 'door.x': 'lo\u0000cked' } } };
+      await rejects({ method: 'POST', url: `/v1/npcs/${NPC}/context`, headers: bearer(token), payload: context }, 400, 'INVALID_TEXT');
+    });
+
+    it('refuses a lone surrogate escape with 400 INVALID_TEXT, and keeps a real emoji', async () => {
+      const raw = (text: string) => `{"idempotencyKey":"surrogate-${++batchCounter}-key","events":[{"gameId":"${GAME}","roomId":"library","npcId":"${NPC}","participantId":"${P1}","ts":1700000000,"text":"${text}","targeted":false}]}`;
+      await rejects({ method: 'POST', url: '/v1/events', headers: json(), payload: raw('bad \\ud800 half') }, 400, 'INVALID_TEXT');
+      const ok = await inject({ method: 'POST', url: '/v1/events', headers: json(), payload: raw('a whole one \\ud83d\\ude00') });
+      expect(ok.statusCode).toBe(200);
+    });
+
+    it('refuses a body that is not valid UTF-8 with 400 INVALID_UTF8 before reading it as JSON', async () => {
+      const prefix = Buffer.from(`{"idempotencyKey":"utf8-${++batchCounter}-key","events":[{"gameId":"${GAME}","roomId":"library","npcId":"${NPC}","participantId":"${P1}","ts":1700000000,"text":"bad `);
+      const body = Buffer.concat([prefix, Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from('","targeted":false}]}')]);
+      await rejects({ method: 'POST', url: '/v1/events', headers: json(), payload: body }, 400, 'INVALID_UTF8');
+    });
+  });
+
   describe('other paths', () => {
     it('answers an unknown route with 404 ROUTE_NOT_FOUND', async () => {
       const response = await inject({ method: 'POST', url: '/v1/telemetry', headers: bearer(token), payload: {} });

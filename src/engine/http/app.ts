@@ -24,6 +24,7 @@
  * | GET    | /v1/voice                     | WebSocket: voice signaling (see src/voice/)       |
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { strictJsonBodies } from '../../boundary/json-body.js';
 import websocket from '@fastify/websocket';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -98,6 +99,8 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // UTF-8 only, and no NUL or lone surrogate in any string (400 before any route runs).
+  strictJsonBodies(app);
 
   await app.register(swagger, {
     openapi: {

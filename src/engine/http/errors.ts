@@ -4,12 +4,15 @@
  */
 import type { FastifyError } from 'fastify';
 import { EngineError, type EngineErrorCode } from '../errors.js';
+import { BodyTextError } from '../../boundary/json-body.js';
 
 export type TransportErrorCode =
   | EngineErrorCode
   | 'UNKNOWN_FIELD'
   | 'INVALID_REQUEST'
   | 'INVALID_JSON'
+  | 'INVALID_UTF8'
+  | 'INVALID_TEXT'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'ROUTE_NOT_FOUND'
@@ -67,6 +70,7 @@ export function toPublicError(error: FastifyError | Error, invalidCode: Transpor
     return { statusCode: STATUS[error.code], code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) };
   }
   if (error instanceof TransportError) return { statusCode: error.statusCode, code: error.code, message: error.message };
+  if (error instanceof BodyTextError) return { statusCode: 400, code: error.code, message: error.message };
   const fe = error as FastifyError;
   if (fe.validation) {
     const first = fe.validation[0];

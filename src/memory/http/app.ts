@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { strictJsonBodies } from '../../boundary/json-body.js';
 import { healthRoutes } from './health.js';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -48,6 +49,8 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
     // Unknown fields are refused, not stripped; types are never coerced in bodies.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // UTF-8 only, and no NUL or lone surrogate in any string (400 before any route runs).
+  strictJsonBodies(app);
 
   await app.register(swagger, {
     openapi: {

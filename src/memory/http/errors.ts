@@ -2,10 +2,12 @@ import type { FastifyError } from 'fastify';
 import { MemoryError } from '../errors.js';
 import { EmbeddingError } from '../embeddings/types.js';
 import { isConnectionError } from '../db/unavailable.js';
+import { BodyTextError } from '../../boundary/json-body.js';
 
 /** Maps any error to the public shape: a status, a stable code and a message saying what to do. */
 export function toPublicError(error: FastifyError): { statusCode: number; code: string; message: string } {
   if (error instanceof MemoryError) return { statusCode: error.statusCode, code: error.code, message: error.message };
+  if (error instanceof BodyTextError) return { statusCode: 400, code: error.code, message: error.message };
   if (error instanceof EmbeddingError) {
     return { statusCode: 503, code: 'EMBEDDINGS_UNAVAILABLE', message: 'The embedding model is unavailable; nothing was stored. Retry with the same idempotency key.' };
   }
