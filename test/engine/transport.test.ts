@@ -172,9 +172,12 @@ describe('the engine API over HTTP and WebSocket', () => {
       ['joining twice', await raw('POST', `/v1/games/${gameId}/join`, { token, body: '{}' }), 409, 'ALREADY_IN_GAME'],
       ['ending a game one did not create', await raw('POST', `/v1/games/${gameId}/end`, { token: (await EngineClient.anonymous(server.url)).token, body: '{}' }), 403, 'NOT_GAME_CREATOR'],
       ['no such route', await raw('GET', '/v1/nothing-here'), 404, 'ROUTE_NOT_FOUND'],
+      ['an overlong game id', await raw('POST', `/v1/games/g-${'x'.repeat(200)}/say`, { token, body: JSON.stringify({ text: 'hi' }) }), 414, 'PATH_TOO_LONG'],
+      ['an undecodable URL', await raw('POST', '/v1/games/%E0%A4%A/say', { token, body: JSON.stringify({ text: 'hi' }) }), 400, 'BAD_URL'],
     ];
     for (const [what, got, status, code] of cases) expect({ what, status: got.status, code: got.code }).toEqual({ what, status, code });
     for (const [, got] of cases) expect(got.message?.length).toBeGreaterThan(10);
+    for (const [, got] of cases) expect(got.message).not.toMatch(/xxxxxxxx|%E0/); // never echoes the input
     // Nothing of it reached the room, and the server is fine.
     expect((await ann.feed(gameId)).entries.filter((i) => i.entry.kind === 'say')).toEqual([]);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);

@@ -406,6 +406,13 @@ describe('bad input to the memory service HTTP API', () => {
   });
 
   describe('other paths', () => {
+    it('answers an overlong path parameter and an undecodable URL in the one error envelope, without echoing them', async () => {
+      const long = await rejects({ method: 'POST', url: `/v1/npcs/${'n'.repeat(200)}/search`, headers: bearer(token), payload: { text: 'x' } }, 414, 'PATH_TOO_LONG');
+      expect(long.error.message).not.toContain('nnnn');
+      const bad = await rejects({ method: 'POST', url: '/v1/npcs/%E0%A4%A/search', headers: bearer(token), payload: { text: 'x' } }, 400, 'BAD_URL');
+      expect(bad.error.message).not.toContain('%E0');
+    });
+
     it('answers an unknown route with 404 ROUTE_NOT_FOUND', async () => {
       const response = await inject({ method: 'POST', url: '/v1/telemetry', headers: bearer(token), payload: {} });
       expect(response.statusCode).toBe(404);

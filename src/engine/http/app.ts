@@ -24,6 +24,7 @@
  * | GET    | /v1/voice                     | WebSocket: voice signaling (see src/voice/)       |
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { frameworkErrors } from '../../boundary/framework-errors.js';
 import { strictJsonBodies } from '../../boundary/json-body.js';
 import websocket from '@fastify/websocket';
 import rateLimit from '@fastify/rate-limit';
@@ -96,6 +97,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
   const joined = new Map<SessionToken, Set<GameId>>();
 
   const app = Fastify({
+    frameworkErrors,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();

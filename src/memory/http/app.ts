@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { frameworkErrors } from '../../boundary/framework-errors.js';
 import { strictJsonBodies } from '../../boundary/json-body.js';
 import { healthRoutes } from './health.js';
 import swagger from '@fastify/swagger';
@@ -44,6 +45,7 @@ export interface MemoryAppOptions {
 export async function buildMemoryApp(options: MemoryAppOptions): Promise<FastifyInstance> {
   const { service, credentials } = options;
   const app = Fastify({
+    frameworkErrors,
     loggerInstance: (options.logger || undefined) as FastifyBaseLogger | undefined,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Unknown fields are refused, not stripped; types are never coerced in bodies.
