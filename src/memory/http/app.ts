@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { createHmac, randomBytes } from 'node:crypto';
 import { frameworkErrors } from '../../boundary/framework-errors.js';
 import { strictJsonBodies } from '../../boundary/json-body.js';
 import { healthRoutes } from './health.js';
@@ -47,6 +48,8 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
   const app = Fastify({
     frameworkErrors,
     loggerInstance: (options.logger || undefined) as FastifyBaseLogger | undefined,
+    // Requests are logged by the hook below, with participant ids in URLs replaced by a keyed hash.
+    disableRequestLogging: true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Unknown fields are refused, not stripped; types are never coerced in bodies.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
@@ -60,6 +63,12 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+  });
+
+  // One line per request, never naming a participant: erasing one leaves nothing in these logs.
+  const logKey = randomBytes(32);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, url: loggedUrl(request.url, logKey), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -82,4 +91,21 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
   const deps: MemoryRouteDeps = { service, credentials, admin: options.admin, lifecycle: options.lifecycle };
   for (const routes of ROUTES) routes(app, deps);
   return app;
+}
+
+/**
+ * A URL as it is logged: a participant id in the path becomes a keyed hash (HMAC-SHA256 under a
+ * key that lives only in this process), so requests about one participant can be told apart in
+ * one run's logs but nobody is named in them, and the query string is dropped.
+ */
+export function loggedUrl(url: string, key: Uint8Array): string {
+  const path = url.split('?')[0]!;
+  const decoded = (id: string) => {
+    try {
+      return decodeURIComponent(id);
+    } catch {
+      return id;
+    }
+  };
+  return path.replace(/^(\/v1\/participants\/)([^/]+)/, (_m, prefix: string, id: string) => `${prefix}~${createHmac('sha256', key).update(decoded(id)).digest('base64url').slice(0, 12)}`);
 }
