@@ -1,0 +1,74 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant } from '../../src/memory/credentials.js';
+import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
+import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
+
+/** Any string, weighted towards what breaks text: NUL, lone surrogates, controls, astral characters. */
+const nasty = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udfff', '\u0007', '\u202e', '😀', 'é', ' ', 'a', '"', '\\'), maxLength: 12 }),
+  fc.string({ maxLength: 40 }),
+);
+const isText = (s: string) => !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
+
+describe('every text field of the memory service, with arbitrary strings', () => {
+  let database: TestDatabase;
+  let system: MemorySystem;
+  let removeKeys: () => Promise<void>;
+  let token: string;
+  let n = 0;
+  const NPC = 'npc-mara';
+  const P = 'part-prop00001';
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    const keys = await tempDir('keyring');
+    removeKeys = keys.remove;
+    system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    const { tenantId } = await createTenant(database.db, `studio-${Math.random().toString(36).slice(2)}`);
+    ({ token } = await system.credentials.issueGameToken(tenantId, 'prop-game', [P], 3600));
+  });
+  afterAll(async () => {
+    await system.app.close();
+    await removeKeys();
+    await database.drop();
+  });
+
+  const post = (url: string, payload: unknown) =>
+    system.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+
+  it('never answers 5xx, refuses what is not text with 400, and stores an event, a fact and a search exactly as sent', async () => {
+    const counts = { events: 0, facts: 0 };
+    await fc.assert(
+      fc.asyncProperty(nasty, async (text) => {
+        const event = await post('/v1/events', { idempotencyKey: `prop-${++n}-key`, events: [{ gameId: 'prop-game', roomId: 'hall', npcId: NPC, participantId: P, ts: 1_700_000_000, text, targeted: true }] });
+        expect(event.statusCode).toBeLessThan(500);
+        if (!isText(text)) expect(event.json()).toMatchObject({ error: { code: 'INVALID_TEXT' } });
+        if (event.statusCode === 200) {
+          const [id] = event.json<{ ids: string[] }>().ids;
+          const stored = await system.app.inject({ method: 'GET', url: `/v1/npcs/${NPC}/memories/${id}`, headers: { authorization: `Bearer ${token}` } });
+          expect(stored.json<{ memory: { text: string } }>().memory.text).toBe(text);
+          counts.events++;
+        }
+        const fact = await post(`/v1/npcs/${NPC}/facts`, { tier: 'clue', key: `clue.prop${n}`, value: text, summary: text, source: 'player_statement', confidence: 0.5, importance: 0.5, retention: 'permanent' });
+        expect(fact.statusCode).toBeLessThan(500);
+        if (!isText(text)) expect(fact.statusCode).toBe(400);
+        if (fact.statusCode === 201) {
+          const { memory } = fact.json<{ memory: { id: string } }>();
+          const stored = await system.app.inject({ method: 'GET', url: `/v1/npcs/${NPC}/memories/${memory.id}`, headers: { authorization: `Bearer ${token}` } });
+          expect(stored.json<{ memory: { fact: { value: string; summary: string } } }>().memory.fact).toMatchObject({ value: text, summary: text });
+          counts.facts++;
+        }
+        const search = await post(`/v1/npcs/${NPC}/search`, { text });
+        expect(search.statusCode).toBeLessThan(500);
+        if (!isText(text)) expect(search.statusCode).toBe(400);
+      }),
+      { numRuns: 60, seed: 15 },
+    );
+    // Both paths were exercised: some strings were text and were stored.
+    expect(counts.events).toBeGreaterThan(5);
+    expect(counts.facts).toBeGreaterThan(5);
+  }, 120_000);
+});
