@@ -117,6 +117,16 @@ export class GameEngine {
     this.outbox.endGame(gameId);
   }
 
+  /**
+   * Ends a game and closes its memory at once (ahead of what is still queued for it); true once
+   * the memory service confirmed within `timeoutMs`, false while the end is still on its way.
+   */
+  async endGameNow(gameId: GameId, timeoutMs: number): Promise<boolean> {
+    const { game } = this.#entry(gameId);
+    if (game.status !== 'ended') game.end();
+    return this.outbox.endNow(gameId, timeoutMs);
+  }
+
   /** Adds a registry NPC to a running game (roster cap 10, room cap 6). */
   async addNpc(gameId: GameId, npcId: NpcId, roomId: RoomId, persona: string): Promise<void> {
     const game = this.#game(gameId);

@@ -70,6 +70,8 @@ export interface EngineAppOptions {
    * its first turns do not compete with it; the game is created either way. (Default: 1000 ms)
    */
   gameReadyTimeoutMs?: number;
+  /** How long ending a game waits for the memory service to confirm. (Default: 2000 ms) */
+  endConfirmTimeoutMs?: number;
   /** An outbox call waiting longer than this makes the engine not ready. (Default: 30 s) */
   readyMaxOutboxLagMs?: number;
 }
@@ -268,11 +270,12 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     if (creators.has(gameId) && creators.get(gameId) !== token) {
       throw new TransportError('NOT_GAME_CREATOR', 'Only the session that created this game can end it.', 403);
     }
-    engine.endGame(gameId);
+    // Answered once the memory service has closed the game's memory (or said to be closing).
+    const closed = await engine.endGameNow(gameId, options.endConfirmTimeoutMs ?? 2000);
     creators.delete(gameId);
     streams.ended(gameId);
     voice?.refresh(gameId);
-    return { gameId, ended: true };
+    return { gameId, ended: true, memory: closed ? 'closed' : 'closing' };
   });
 
   // ---- front desk -----------------------------------------------------------------------------

@@ -172,6 +172,29 @@ export class Outbox {
     this.#accept(gameId, undefined, { name: 'endGame', request: { gameId } });
   }
 
+  /**
+   * Ends a game ahead of its queues: the memory service is told at once, not after the calls
+   * still waiting in the game's lanes, so it closes the game's memory now; resolves true once it
+   * confirms within `timeoutMs`. The barrier call is accepted too (end is idempotent), so the end
+   * is retried like any call if this attempt fails. Lines still queued for the game then meet an
+   * ended game and are refused (GAME_ENDED): what was said in the last moments is not kept.
+   */
+  async endNow(gameId: GameId, timeoutMs: number): Promise<boolean> {
+    this.endGame(gameId);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.#port.endGame({ gameId }),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the memory service did not confirm the end in time')), timeoutMs))),
+      ]);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   // ---- observing ------------------------------------------------------------------------------
 
   /** Resolves once every call accepted so far (of `gameId`, when given) is delivered or set aside. */
