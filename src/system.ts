@@ -103,6 +103,7 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
       memory: new HttpMemoryPort(memoryClient),
       proxySecret: await secretFile(config.keyringDir, 'engine-proxy.key'),
       onParticipantMessage: host.publish,
+      onGameEnded: host.publishEnded,
       store,
     });
     await engine.sessions.load();

@@ -34,6 +34,8 @@ export interface GameEngineOptions {
   onNpcResumed?: (event: NpcResumedEvent) => void;
   /** Every participant message heard by an awake NPC, anonymized (the NPC runtime's trigger). */
   onParticipantMessage?: (message: ParticipantMessage) => void;
+  /** Told when a game ends (after its memory was told): the NPC runtime drops what it held for it. */
+  onGameEnded?: (gameId: GameId) => void;
   /** An attempt to call the memory service failed (Default: first failures and dead letters to stderr). */
   onOutboundError?: OutboundErrorHandler;
   /** The engine's own database: accounts and sessions survive a restart (Default: none, in memory). */
@@ -115,6 +117,7 @@ export class GameEngine {
     if (game.status === 'ended') return;
     game.end();
     this.outbox.endGame(gameId);
+    this.options.onGameEnded?.(gameId);
   }
 
   /**
@@ -123,8 +126,11 @@ export class GameEngine {
    */
   async endGameNow(gameId: GameId, timeoutMs: number): Promise<boolean> {
     const { game } = this.#entry(gameId);
-    if (game.status !== 'ended') game.end();
-    return this.outbox.endNow(gameId, timeoutMs);
+    const first = game.status !== 'ended';
+    if (first) game.end();
+    const closed = await this.outbox.endNow(gameId, timeoutMs);
+    if (first) this.options.onGameEnded?.(gameId);
+    return closed;
   }
 
   /** Adds a registry NPC to a running game (roster cap 10, room cap 6). */

@@ -4,15 +4,26 @@ import type { NpcHost, RoomMessageEvent } from './runtime.js';
 
 /**
  * The engine as seen by the NPC runtime. Create it first, pass `publish` to the engine as
- * `onParticipantMessage`, then `attach` the engine.
+ * `onParticipantMessage` and `publishEnded` as `onGameEnded`, then `attach` the engine.
  */
 export class EngineNpcHost implements NpcHost {
   private readonly listeners = new Set<(event: RoomMessageEvent) => void>();
+  private readonly endListeners = new Set<(gameId: string) => void>();
   private engine?: GameEngine;
 
   readonly publish = (message: ParticipantMessage): void => {
     for (const listener of this.listeners) listener(message);
   };
+
+  /** Pass to the engine as `onGameEnded`. */
+  readonly publishEnded = (gameId: string): void => {
+    for (const listener of this.endListeners) listener(gameId);
+  };
+
+  onGameEnded(listener: (gameId: string) => void): () => void {
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
+  }
 
   attach(engine: GameEngine): this {
     this.engine = engine;

@@ -49,6 +49,8 @@ export interface NpcView {
 
 export interface NpcHost {
   onRoomMessage(listener: (event: RoomMessageEvent) => void): () => void;
+  /** Called with each game that ends; the runtime forgets what it held for it. */
+  onGameEnded?(listener: (gameId: string) => void): () => void;
   /** NPCs in a room, in roster order, with whether they are awake (a human is present). */
   npcsIn(gameId: string, roomId: string): { npcId: string; active: boolean }[];
   /** Undefined when the NPC is gone or suspended: then it takes no turn. */
@@ -112,7 +114,28 @@ export class NpcRuntime {
 
   start(): void {
     this.stopped = false;
-    this.unsubscribe ??= this.host.onRoomMessage((event) => this.onMessage(event));
+    if (this.unsubscribe) return;
+    const offMessages = this.host.onRoomMessage((event) => this.onMessage(event));
+    const offEnds = this.host.onGameEnded?.((gameId) => this.forget(gameId));
+    this.unsubscribe = () => {
+      offMessages();
+      offEnds?.();
+    };
+  }
+
+  /** Drops everything held for a game that ended: its buckets, partners, cooldowns and turn records. */
+  forget(gameId: string): void {
+    this.turns.delete(gameId);
+    for (const table of [this.buckets, this.lastUntargeted, this.lastSpeaker, this.lastBusyNotice]) {
+      for (const key of table.keys()) if (key.startsWith(`${gameId}\0`)) table.delete(key);
+    }
+    for (const key of this.lostInThought) if (key.startsWith(`${gameId}\0`)) this.lostInThought.delete(key);
+  }
+
+  /** How many entries the runtime holds for a game (tests: it drops them at game end). */
+  held(gameId: string): number {
+    const tables = [this.buckets, this.lastUntargeted, this.lastSpeaker, this.lastBusyNotice];
+    return (this.turns.get(gameId)?.length ?? 0) + tables.reduce((n, t) => n + [...t.keys()].filter((k) => k.startsWith(`${gameId}\0`)).length, 0);
   }
 
   stop(): void {

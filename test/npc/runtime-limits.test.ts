@@ -6,9 +6,11 @@ import { NpcRuntime, type NpcHost, type RoomMessageEvent } from '../../src/npc/r
 /** One room with Mara awake in it; what she says is recorded. */
 function room(contextFor?: () => Promise<ContextWindow>) {
   let listener: ((event: RoomMessageEvent) => void) | undefined;
+  let ended: ((gameId: string) => void) | undefined;
   const said: string[] = [];
   const host: NpcHost = {
     onRoomMessage: (l) => ((listener = l), () => (listener = undefined)),
+    onGameEnded: (l) => ((ended = l), () => (ended = undefined)),
     npcsIn: () => [{ npcId: 'npc-mara', active: true }],
     view: () => ({ roomId: 'hall', firstName: 'Mara', participants: [{ participantId: 'p1', anonymous: false }], messages: [], state: { version: 1, facts: {} }, secrets: [] }),
     act: () => ({ ok: true }) as never,
@@ -22,7 +24,7 @@ function room(contextFor?: () => Promise<ContextWindow>) {
   runtime.start();
   let seq = 0;
   const address = (text: string) => listener!({ gameId: 'g', roomId: 'hall', seq: ++seq, speaker: { participantId: 'p1', anonymous: false }, text, targets: ['npc-mara'] });
-  return { runtime, said, address, window, advance: (ms: number) => (now += ms) };
+  return { runtime, said, address, window, advance: (ms: number) => (now += ms), end: (gameId: string) => ended?.(gameId) };
 }
 
 describe('the NPC runtime over its room limit', () => {
@@ -68,5 +70,17 @@ describe('the NPC runtime over its room limit', () => {
     await runtime.idle();
     expect(errors).toHaveLength(1);
     expect(said).toEqual([]);
+  });
+
+  it('drops everything it held for a game once the game ends', async () => {
+    const { runtime, address, end } = room();
+    address('@Mara hello');
+    address('@Mara and again');
+    await runtime.idle();
+    expect(runtime.held('g')).toBeGreaterThan(0);
+    expect(runtime.turnsOf('g')).toHaveLength(2);
+    end('g');
+    expect(runtime.held('g')).toBe(0);
+    expect(runtime.turnsOf('g')).toEqual([]);
   });
 });
