@@ -9,7 +9,8 @@ import { loadConfig } from './config.js';
 import { startSystem } from './system.js';
 
 const config = loadConfig();
-const logger = pino({ level: config.logLevel });
+// Readable lines on a terminal (pino-pretty), JSON lines otherwise (a log collector).
+const logger = pino({ level: config.logLevel, ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } } } : {}) });
 const system = await startSystem({ ...config, logger });
 
 console.log(`

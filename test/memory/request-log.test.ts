@@ -17,7 +17,7 @@ describe('the memory service\'s request log', () => {
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: pino({ level: 'info' }, sink), embedder: new LocalHashEmbedder() });
+    system = await assemble(database.db, { keyringDir: keys.dir, logger: pino({ level: 'debug' }, sink), embedder: new LocalHashEmbedder() });
   });
   afterAll(async () => {
     await system.app.close();
@@ -37,5 +37,20 @@ describe('the memory service\'s request log', () => {
     expect(requests[0]!.url).toMatch(/^\/v1\/participants\/~[A-Za-z0-9_-]{12}\/erasure$/);
     expect(requests[1]!.url).toBe(requests[0]!.url); // the same participant, the same hash within a run
     expect(lines.join('\n')).not.toContain(P);
+  });
+
+  it('writes no line per request at the default level (info)', async () => {
+    const quiet: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (quiet.push(String(chunk)), done()) });
+    const keys = await tempDir('keyring');
+    const other = await assemble(database.db, { keyringDir: keys.dir, logger: pino({ level: 'info' }, sink), embedder: new LocalHashEmbedder() });
+    try {
+      await other.app.inject({ method: 'GET', url: '/health/live' });
+      await other.app.inject({ method: 'POST', url: '/v1/participants/part-quiet0001/erasure' });
+      expect(quiet.filter((l) => l.includes('"request"'))).toEqual([]);
+    } finally {
+      await other.app.close();
+      await keys.remove();
+    }
   });
 });

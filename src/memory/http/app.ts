@@ -68,7 +68,8 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
   // One line per request, never naming a participant: erasing one leaves nothing in these logs.
   const logKey = randomBytes(32);
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ method: request.method, url: loggedUrl(request.url, logKey), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    // At debug: the default level (info) shows start-up, failures and warnings, not every request.
+    request.log.debug({ method: request.method, url: loggedUrl(request.url, logKey), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
