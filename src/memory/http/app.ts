@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { createHmac, randomBytes } from 'node:crypto';
 import { frameworkErrors } from '../../boundary/framework-errors.js';
 import { strictJsonBodies } from '../../boundary/json-body.js';
@@ -49,7 +49,7 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
     frameworkErrors,
     loggerInstance: (options.logger || undefined) as FastifyBaseLogger | undefined,
     // Requests are logged by the hook below, with participant ids in URLs replaced by a keyed hash.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Unknown fields are refused, not stripped; types are never coerced in bodies.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
