@@ -1,14 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isText, nastyText as nasty } from '../helpers/text.js';
 import { EngineClient } from '../../src/engine/http/client.js';
 import { startEngineServer } from './support/engine-server.js';
-
-const nasty = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udfff', '\u0007', '\u202e', '😀', 'é', ' ', 'a', '"', '\\'), maxLength: 12 }),
-  fc.string({ maxLength: 40 }),
-);
-const isText = (s: string) => !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
 
 describe('every text field of the engine, with arbitrary strings', () => {
   let server: Awaited<ReturnType<typeof startEngineServer>>;

@@ -1,17 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isText, nastyText as nasty } from '../helpers/text.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
 import { assemble, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
-
-/** Any string, weighted towards what breaks text: NUL, lone surrogates, controls, astral characters. */
-const nasty = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udfff', '\u0007', '\u202e', '😀', 'é', ' ', 'a', '"', '\\'), maxLength: 12 }),
-  fc.string({ maxLength: 40 }),
-);
-const isText = (s: string) => !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
 
 describe('every text field of the memory service, with arbitrary strings', () => {
   let database: TestDatabase;
