@@ -17,6 +17,7 @@ import type { MemoryPort } from './memory-port.js';
 import { Outbox, type OutboundErrorHandler, type OutboxOptions } from './outbox/index.js';
 import { SessionStore } from './sessions.js';
 import type { EngineDatabase } from './store/database.js';
+import { within } from './within.js';
 import type { ActionResult, ClientContext, GameId, NpcId, NpcStatus, RoomId, SessionToken, StreamEntry } from './types.js';
 
 export interface GameEngineOptions {
@@ -229,14 +230,8 @@ export class GameEngine {
    * that takes longer than `timeoutMs`: play never waits for the memory service, the outbox
    * keeps trying, and the order of the game's calls holds either way.
    */
-  async ready(gameId: GameId, timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
-    try {
-      return await Promise.race([this.outbox.idle(gameId).then(() => true), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  ready(gameId: GameId, timeoutMs: number): Promise<boolean> {
+    return within(this.outbox.idle(gameId), timeoutMs);
   }
 
   /** Running (not ended) games held by this engine. */

@@ -126,16 +126,18 @@ export class NpcRuntime {
   /** Drops everything held for a game that ended: its buckets, partners, cooldowns and turn records. */
   forget(gameId: string): void {
     this.turns.delete(gameId);
-    for (const table of [this.buckets, this.lastUntargeted, this.lastSpeaker, this.lastBusyNotice]) {
-      for (const key of table.keys()) if (key.startsWith(`${gameId}\0`)) table.delete(key);
-    }
-    for (const key of this.lostInThought) if (key.startsWith(`${gameId}\0`)) this.lostInThought.delete(key);
+    for (const [table, key] of this.heldFor(gameId)) table.delete(key);
   }
 
   /** How many entries the runtime holds for a game (tests: it drops them at game end). */
   held(gameId: string): number {
-    const tables = [this.buckets, this.lastUntargeted, this.lastSpeaker, this.lastBusyNotice];
-    return (this.turns.get(gameId)?.length ?? 0) + tables.reduce((n, t) => n + [...t.keys()].filter((k) => k.startsWith(`${gameId}\0`)).length, 0);
+    return (this.turns.get(gameId)?.length ?? 0) + this.heldFor(gameId).length;
+  }
+
+  /** Every entry of the per-game tables (keyed "game\0...") that belongs to `gameId`. */
+  private heldFor(gameId: string): [Map<string, unknown> | Set<string>, string][] {
+    const tables: (Map<string, unknown> | Set<string>)[] = [this.buckets, this.lastUntargeted, this.lastSpeaker, this.lastBusyNotice, this.lostInThought];
+    return tables.flatMap((table) => [...table.keys()].filter((key) => key.startsWith(`${gameId}\0`)).map((key) => [table, key] as [Map<string, unknown> | Set<string>, string]));
   }
 
   stop(): void {

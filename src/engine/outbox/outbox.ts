@@ -20,6 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { MAX_EVENTS_PER_BATCH } from '../../boundary/events.js';
 import { isRetryable, MemoryPortError, type MemoryPort } from '../memory-port.js';
+import { within } from '../within.js';
 import type { GameId, RoomId } from '../types.js';
 import { MemoryOutboxStore, type OutboxCall, type OutboxCallName, type OutboxEntry, type OutboxStore, type SealedBatch } from './store.js';
 
@@ -179,20 +180,9 @@ export class Outbox {
    * is retried like any call if this attempt fails. Lines still queued for the game then meet an
    * ended game and are refused (GAME_ENDED): what was said in the last moments is not kept.
    */
-  async endNow(gameId: GameId, timeoutMs: number): Promise<boolean> {
+  endNow(gameId: GameId, timeoutMs: number): Promise<boolean> {
     this.endGame(gameId);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.#port.endGame({ gameId }),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the memory service did not confirm the end in time')), timeoutMs))),
-      ]);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
+    return within(this.#port.endGame({ gameId }), timeoutMs);
   }
 
   // ---- observing ------------------------------------------------------------------------------

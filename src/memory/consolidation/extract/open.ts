@@ -154,11 +154,7 @@ function selfDisclosure(clause: Clause, updating: boolean, topic?: Slot): Omit<C
   // "I'm the emperor": a title nobody in an escape room holds is kept as a weak claim, never as a fact.
   const title = grandTitle(toks);
   if (title) return { kind: 'claim', key: 'speaker.claimed_title', value: title, summary: `You claim to be ${/^(?:the|a|an)\s/i.test(title) ? title : `the ${title}`}.`, confidence: 0.2, text: clause.text };
-  const found = slotOf(toks);
-  // "Obsessed with archery": a liking whose object's kind only meaning tells (consolidation reads
-  // it), unless a headline named it.
-  if (found.generic) found.slot = 'open';
-  if (found.slot === 'open' && topic) Object.assign(found, { slot: topic, generic: false });
+  const found = topicOf(toks, topic);
   const summary = sentence(revoice(toks, 'second'));
   const body = summary.replace(/^You\s+/, '').replace(/[.!]$/, '');
   const op = updating || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
@@ -168,6 +164,18 @@ function selfDisclosure(clause: Clause, updating: boolean, topic?: Slot): Omit<C
   const key = slot === 'name' ? SLOTS.name : SINGLE.has(slot) ? SLOTS[slot] : slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[slot]}.${slug(noun ?? contentOf(toks), 2)}`;
   const hedged = toks.some((t) => ['maybe', 'perhaps', 'probably', 'guess', 'might'].includes(t.lower));
   return { kind, op, key, value, summary, confidence: hedged ? 0.5 : 0.8, text: clause.text };
+}
+
+/**
+ * The slot a clause fills: the one its words name; open when only a generic word of liking names
+ * one ("obsessed with archery": consolidation reads that topic from meaning), unless a headline
+ * of the line ("new job!") named it.
+ */
+function topicOf(toks: readonly Token[], headline?: Slot): { slot: Slot; noun?: string; generic?: boolean } {
+  const found = slotOf(toks);
+  const slot = found.generic ? 'open' : found.slot;
+  if (slot === 'open' && headline) return { slot: headline, ...(found.noun ? { noun: found.noun } : {}) };
+  return { ...found, slot };
 }
 
 /**
@@ -182,9 +190,7 @@ function toldAbout(clause: Clause, headline?: { slot: Slot; renewed: boolean }):
   const says = toks.some((t) => t.pos === 'VERB' || t.pos === 'AUX' || t.pos === 'PROPN');
   const words = toks.filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ', 'NUM'].includes(t.pos));
   if (!says || words.length < 2 || aboutTheRoom(toks) || !lifeContent(toks) || game(clause)) return undefined;
-  const found = slotOf(toks);
-  if (found.generic) found.slot = 'open';
-  if (found.slot === 'open' && headline) Object.assign(found, { slot: headline.slot, generic: false });
+  const found = topicOf(toks, headline?.slot);
   const key = found.slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : found.slot === 'name' || SINGLE.has(found.slot) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
   const kind = found.generic ? 'preference' : found.slot === 'open' || found.slot === 'name' || SINGLE.has(found.slot) ? 'personal' : KIND_OF[found.slot];
   const summary = sentence(revoice(toks, 'second'));
