@@ -93,7 +93,7 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     const registryClient = new HttpRegistryClient({ baseUrl: registryUrl });
     const memoryClient = new MemoryHttpClient(memoryUrl, tenant.runtimeKey);
     const host = new EngineNpcHost();
-    // The engine's own database (another party's than the memory service's): accounts and sessions.
+    // The engine's own database (another party's than the memory service's): accounts, sessions, games, outbox.
     const store = await openEngineDatabase(
       config.engineDatabaseUrl ? { url: config.engineDatabaseUrl } : config.inMemory ? {} : { dir: path.join(config.dataDir, 'engine') },
     );
@@ -106,9 +106,10 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
       onGameEnded: host.publishEnded,
       store,
     });
-    await engine.sessions.load();
     host.attach(engine);
-    closers.unshift(async () => engine.close());
+    // Sessions, undelivered memory-service calls and running games, as the last process left them.
+    await engine.restore();
+    closers.unshift(() => engine.close());
 
     const provider: ModelProvider = config.model ? new OpenAIChatProvider(config.model) : new OfflineResponder();
     const metrics = new TurnMetrics();

@@ -3,6 +3,15 @@
  * makes with its session token. Holds every running game in memory; talks to the name registry
  * through `RegistryClient` and to the memory service only through `MemoryPort`, with every
  * participant message passed through the anonymization proxy first.
+ *
+ * With its database (`store`), a game is its definition plus the log of the commands accepted in
+ * it. A command runs in memory at once (the order of a room is fixed in the tick it is accepted),
+ * its log row and the memory-service calls it caused go to the journal together, and nothing of
+ * it leaves the engine (stream entries to other players, NPC cues, outbox calls) until that
+ * transaction committed; `committed()` is what a client's acknowledgement waits for. At start,
+ * `restore()` replays each running game's log with the clock of its time and without effects,
+ * which rebuilds the same rooms, feeds and cursors. An ended game leaves memory and its log is
+ * deleted.
  */
 import { randomBytes } from 'node:crypto';
 import type { RegistryClient } from '../registry/registry-client.js';
@@ -11,14 +20,37 @@ import { AccountStore, type ScryptCost } from './accounts.js';
 import { AnonymizationProxy } from './anonymization-proxy.js';
 import { systemClock, type Clock } from './clock.js';
 import { EngineError } from './errors.js';
-import { Game, type NpcResumedEvent, type NpcView, type ParticipantMessage, type StreamListener } from './game.js';
+import { Game, type Actor, type GameContext, type NpcResumedEvent, type NpcView, type ParticipantMessage, type StreamListener } from './game.js';
+import type { GameDefinition } from './game-definition/schema.js';
 import { parseGameDefinition } from './game-definition/validate.js';
 import type { MemoryPort } from './memory-port.js';
-import { Outbox, type OutboundErrorHandler, type OutboxOptions } from './outbox/index.js';
+import { DatabaseOutboxStore, Outbox, type OutboundErrorHandler, type OutboxOptions } from './outbox/index.js';
 import { SessionStore } from './sessions.js';
 import type { EngineDatabase } from './store/database.js';
+import { Journal, type JournalOptions } from './store/journal.js';
 import { within } from './within.js';
-import type { ActionResult, ClientContext, GameId, NpcId, NpcStatus, RoomId, SessionToken, StreamEntry } from './types.js';
+import type { ActionResult, ClientContext, GameId, NpcId, NpcStatus, RoomId, Session, SessionId, SessionToken, StreamEntry } from './types.js';
+
+/** What the log of a game holds: every command accepted in it, as it was given. */
+type Command =
+  | { readonly k: 'join'; readonly session: Session; readonly displayName: string }
+  | { readonly k: 'rejoin'; readonly from: SessionId; readonly session: Session }
+  | { readonly k: 'leave'; readonly sessionId: SessionId }
+  | { readonly k: 'say'; readonly sessionId: SessionId; readonly message: unknown; readonly client?: ClientContext }
+  | { readonly k: 'act'; readonly actor: Actor; readonly action: unknown }
+  | { readonly k: 'npcSay'; readonly npcId: NpcId; readonly text: unknown }
+  | { readonly k: 'addNpc'; readonly npc: CanonicalNpc; readonly persona: string; readonly roomId: RoomId };
+
+interface GameEntry {
+  readonly game: Game;
+  /** The session that created it: the only one that may end it. */
+  readonly creator?: SessionId;
+  /** Commands logged so far. */
+  n: number;
+}
+
+/** Ended games remembered (by id only) to answer GAME_ENDED rather than UNKNOWN_GAME. */
+const ENDED_REMEMBERED_MS = 7 * 24 * 3600 * 1000;
 
 export interface GameEngineOptions {
   registry: RegistryClient;
@@ -43,8 +75,12 @@ export interface GameEngineOptions {
   store?: EngineDatabase;
   /** How long a session lasts (Default: 7 days). */
   sessionTtlMs?: number;
-  /** Store, retry policy and concurrency of the outbox (Default: in process, 200 ms..30 s backoff, 32 in flight). */
+  /** Store, retry policy and concurrency of the outbox (Default: the engine's database with `store`, else in process). */
   outbox?: Omit<OutboxOptions, 'onError'>;
+  /** Group commit to the engine's database (with `store`). */
+  journal?: JournalOptions;
+  /** How long a client's acknowledgement waits for its command to be kept (Default: 5 s). */
+  commitTimeoutMs?: number;
 }
 
 export interface JoinOptions {
@@ -59,7 +95,12 @@ export class GameEngine {
   /** Every call to the memory service goes through here; play never waits for it. */
   readonly outbox: Outbox;
   readonly #proxy: AnonymizationProxy;
-  readonly #games = new Map<GameId, { game: Game }>();
+  readonly #games = new Map<GameId, GameEntry>();
+  readonly #ended = new Set<GameId>();
+  readonly #journal: Journal | undefined;
+  /** The time of the command being run (or replayed): every clock reading within it agrees. */
+  #commandAtMs: number | undefined;
+  #replaying = false;
 
   constructor(private readonly options: GameEngineOptions) {
     this.clock = options.clock ?? systemClock;
@@ -72,16 +113,74 @@ export class GameEngine {
       secret: options.proxySecret,
       ...(options.timestampGranularitySeconds !== undefined ? { granularitySeconds: options.timestampGranularitySeconds } : {}),
     });
+    this.#journal = options.store ? new Journal(options.store, options.journal) : undefined;
     this.outbox = new Outbox(options.memory, {
+      ...(this.#journal ? { store: new DatabaseOutboxStore(this.#journal) } : {}),
       ...options.outbox,
       ...(options.onOutboundError ? { onError: options.onOutboundError } : {}),
     });
   }
 
+  /**
+   * Takes back what the engine's database holds (call once, before serving): sessions, the
+   * outbox's undelivered calls, and every running game, replayed from its log.
+   */
+  async restore(): Promise<{ games: number; sessions: number; undelivered: number }> {
+    const db = this.options.store;
+    if (!db) return { games: 0, sessions: 0, undelivered: 0 };
+    const sessions = await this.sessions.load();
+    const snapshot = await DatabaseOutboxStore.load(db);
+    this.outbox.restore(snapshot);
+    const { rows: ended } = await db.query<{ game_id: string }>('SELECT game_id FROM engine.games WHERE ended_at_ms > $1', [
+      this.clock.now() - ENDED_REMEMBERED_MS,
+    ]);
+    for (const row of ended) this.#ended.add(row.game_id);
+    const { rows: games } = await db.query<{ game_id: string; definition: unknown; roster: unknown; creator: string | null }>(
+      'SELECT game_id, definition, roster, creator FROM engine.games WHERE ended_at_ms IS NULL ORDER BY created_at_ms',
+    );
+    for (const row of games) {
+      const { rows: log } = await db.query<{ n: number; at_ms: string | number; command: unknown }>(
+        'SELECT n, at_ms, command FROM engine.game_log WHERE game_id = $1 ORDER BY n',
+        [row.game_id],
+      );
+      const roster = (parsed(row.roster) as CanonicalNpc[]).map((npc) => [npc.npcId, npc] as const);
+      const entry = this.#open(row.game_id, parsed(row.definition) as GameDefinition, new Map(roster), row.creator ?? undefined);
+      this.#replaying = true;
+      try {
+        for (const line of log) {
+          this.#commandAtMs = Number(line.at_ms);
+          try {
+            this.#apply(entry.game, parsed(line.command) as Command);
+          } catch {
+            // It threw when it was accepted too (nothing was logged then); cannot happen, harmless.
+          }
+          entry.n = line.n;
+        }
+      } finally {
+        this.#replaying = false;
+        this.#commandAtMs = undefined;
+      }
+      this.#games.set(row.game_id, entry);
+    }
+    return { games: games.length, sessions, undelivered: snapshot.pending.length };
+  }
+
+  /**
+   * Resolves once every command accepted so far is kept in the engine's database (at once
+   * without one); STORE_UNAVAILABLE if that takes longer than the commit timeout. A client is
+   * answered only after this: what it was told succeeded survives a crash.
+   */
+  async committed(): Promise<void> {
+    if (!this.#journal) return;
+    if (!(await within(this.#journal.flushed(), this.options.commitTimeoutMs ?? 5_000))) {
+      throw new EngineError('STORE_UNAVAILABLE', 'The engine\'s database has not confirmed this yet; it will be kept if the database comes back in time. Look before you repeat it.');
+    }
+  }
+
   // ---- games ----------------------------------------------------------------------------------
 
   /** Validates the definition, checks every roster NPC with the registry, registers the secrets. */
-  async createGame(definition: unknown): Promise<GameId> {
+  async createGame(definition: unknown, options: { creator?: SessionId } = {}): Promise<GameId> {
     const def = parseGameDefinition(definition);
     const roster = new Map<NpcId, CanonicalNpc>();
     for (const [i, placement] of def.npcs.entries()) {
@@ -93,32 +192,112 @@ export class GameEngine {
       }
       roster.set(npc.npcId, npc);
     }
+    this.#assertAccepting();
     const gameId = `g-${randomBytes(12).toString('base64url')}`;
-    const outbox = this.outbox;
-    const game = new Game(gameId, def, roster, {
-      clock: this.clock,
-      proxy: this.#proxy,
-      outbound: {
-        ingest: (roomId, events) => outbox.ingest(gameId, roomId, events),
-        flushWorkingMemory: (request) => outbox.flushWorkingMemory(request),
-      },
-      onNpcResumed: this.options.onNpcResumed ?? (() => {}),
-      onParticipantMessage: (message) => this.options.onParticipantMessage?.(message),
-      onListenerError: (error) => console.error('A stream listener threw; the entry was still delivered to everyone else.', error),
+    const entry = this.#open(gameId, def, roster, options.creator);
+    const created = this.#journal?.write({
+      t: 'game',
+      gameId,
+      definition: def,
+      roster: [...roster.values()],
+      ...(options.creator !== undefined ? { creator: options.creator } : {}),
+      atMs: this.clock.now(),
     });
     // Accepted before the game exists for anyone: no event of it can leave ahead of its secrets.
-    outbox.registerSecrets({ gameId, secrets: game.secrets() });
-    this.#games.set(gameId, { game });
+    this.outbox.registerSecrets({ gameId, secrets: entry.game.secrets() });
+    await created;
+    this.#games.set(gameId, entry);
     return gameId;
+  }
+
+  /** A game object wired to this engine; its effects are held back while replaying or until kept. */
+  #open(gameId: GameId, def: GameDefinition, roster: ReadonlyMap<NpcId, CanonicalNpc>, creator?: SessionId): GameEntry {
+    const outbox = this.outbox;
+    const live = (effect: () => void) => {
+      if (this.#replaying) return;
+      if (this.#journal) this.#journal.after(effect);
+      else effect();
+    };
+    const ctx: GameContext = {
+      clock: { now: () => this.#commandAtMs ?? this.clock.now() },
+      proxy: this.#proxy,
+      outbound: {
+        // Accepted now, in order; the database store holds them back until this command is kept.
+        ingest: (roomId, events) => {
+          if (!this.#replaying) outbox.ingest(gameId, roomId, events);
+        },
+        flushWorkingMemory: (request) => {
+          if (!this.#replaying) outbox.flushWorkingMemory(request);
+        },
+      },
+      onNpcResumed: (event) => live(() => this.options.onNpcResumed?.(event)),
+      onParticipantMessage: (message) => live(() => this.options.onParticipantMessage?.(message)),
+      onListenerError: (error) => console.error('A stream listener threw; the entry was still delivered to everyone else.', error),
+      ...(this.#journal ? { publish: (deliver: () => void) => live(deliver) } : {}),
+    };
+    return { game: new Game(gameId, def, roster, ctx), n: 0, ...(creator !== undefined ? { creator } : {}) };
+  }
+
+  /** Runs a command now and logs it; effects leave once the log row is kept. */
+  #run<R>(gameId: GameId, command: Command, listener?: StreamListener): R {
+    this.#assertAccepting();
+    const entry = this.#live(gameId);
+    this.#commandAtMs = this.clock.now();
+    try {
+      const result = this.#apply(entry.game, command, listener) as R;
+      entry.n += 1;
+      this.#journal?.write({ t: 'log', gameId, n: entry.n, atMs: this.#commandAtMs, command });
+      return result;
+    } finally {
+      this.#commandAtMs = undefined;
+    }
+  }
+
+  #apply(game: Game, c: Command, listener?: StreamListener): unknown {
+    switch (c.k) {
+      case 'join':
+        return game.join(c.session, c.displayName, listener);
+      case 'rejoin':
+        return game.rejoin(c.from, c.session, listener);
+      case 'leave':
+        return game.leave(c.sessionId);
+      case 'say':
+        return game.say(c.sessionId, c.message, c.client);
+      case 'act':
+        return game.perform(c.actor, c.action);
+      case 'npcSay':
+        return game.npcSay(c.npcId, c.text);
+      case 'addNpc':
+        return game.addNpc(c.npc, c.persona, c.roomId);
+    }
+  }
+
+  #assertAccepting(): void {
+    if (this.#journal && !this.#journal.accepting) {
+      throw new EngineError('STORE_UNAVAILABLE', 'The engine\'s database is not keeping up or is unavailable; nothing was changed. Try again shortly.');
+    }
+  }
+
+  /** The session that created a running game, if one did. */
+  creatorOf(gameId: GameId): SessionId | undefined {
+    return this.#games.get(gameId)?.creator;
   }
 
   /** Ends a game: no more play, and the memory service is told its game memory expires now. */
   endGame(gameId: GameId): void {
-    const { game } = this.#entry(gameId);
-    if (game.status === 'ended') return;
-    game.end();
+    if (this.#ended.has(gameId)) return;
+    this.#assertAccepting();
+    this.#finish(this.#live(gameId));
     this.outbox.endGame(gameId);
     this.options.onGameEnded?.(gameId);
+  }
+
+  /** The game leaves memory (and its log the database); its id stays known as ended. */
+  #finish(entry: GameEntry): void {
+    entry.game.end();
+    this.#games.delete(entry.game.id);
+    this.#ended.add(entry.game.id);
+    this.#journal?.write({ t: 'ended', gameId: entry.game.id, atMs: this.clock.now() });
   }
 
   /**
@@ -126,9 +305,11 @@ export class GameEngine {
    * the memory service confirmed within `timeoutMs`, false while the end is still on its way.
    */
   async endGameNow(gameId: GameId, timeoutMs: number): Promise<boolean> {
-    const { game } = this.#entry(gameId);
-    const first = game.status !== 'ended';
-    if (first) game.end();
+    const first = !this.#ended.has(gameId);
+    if (first) {
+      this.#assertAccepting();
+      this.#finish(this.#live(gameId));
+    }
     const closed = await this.outbox.endNow(gameId, timeoutMs);
     if (first) this.options.onGameEnded?.(gameId);
     return closed;
@@ -136,36 +317,44 @@ export class GameEngine {
 
   /** Adds a registry NPC to a running game (roster cap 10, room cap 6). */
   async addNpc(gameId: GameId, npcId: NpcId, roomId: RoomId, persona: string): Promise<void> {
-    const game = this.#game(gameId);
-    game.checkCanAddNpc(npcId, roomId); // caps first: no registry call for an NPC that cannot come in
+    this.#game(gameId).checkCanAddNpc(npcId, roomId); // caps first: no registry call for an NPC that cannot come in
     const npc = await this.options.registry.getNpc(npcId);
     if (!npc) throw new EngineError('UNKNOWN_NPC', `NPC "${npcId}" is not in the name registry.`);
-    game.addNpc(npc, persona, roomId);
+    this.#run(gameId, { k: 'addNpc', npc, persona, roomId });
   }
 
   // ---- participants (all by session token) -----------------------------------------------------
 
+  /**
+   * Joins the game; an account already playing in it through another session (signed in again,
+   * or after a restart) takes its place back instead, in the room where it was.
+   */
   join(token: SessionToken, gameId: GameId, options: JoinOptions = {}): { roomId: RoomId; description: string } {
     const { session, displayName } = this.sessions.get(token);
     const game = this.#game(gameId);
-    const { roomId } = game.join(session, displayName, options.listener);
+    const previous = session.accountId !== undefined && !game.hasParticipant(session.sessionId) ? game.sessionOfAccount(session.accountId) : undefined;
+    const { roomId } = this.#run<{ roomId: RoomId }>(
+      gameId,
+      previous !== undefined ? { k: 'rejoin', from: previous, session } : { k: 'join', session, displayName },
+      options.listener,
+    );
     return { roomId, description: game.describe(roomId) };
   }
 
   leave(token: SessionToken, gameId: GameId): void {
     const { session } = this.sessions.get(token);
-    this.#game(gameId).leave(session.sessionId);
+    this.#run(gameId, { k: 'leave', sessionId: session.sessionId });
   }
 
   /** `message` is `{ text, target? }`; `@First` in the text also targets an NPC present. */
   say(token: SessionToken, gameId: GameId, message: unknown, client?: ClientContext): StreamEntry {
     const { session } = this.sessions.get(token);
-    return this.#game(gameId).say(session.sessionId, message, client);
+    return this.#run(gameId, { k: 'say', sessionId: session.sessionId, message, ...(client ? { client } : {}) });
   }
 
   act(token: SessionToken, gameId: GameId, action: unknown): ActionResult {
     const { session } = this.sessions.get(token);
-    return this.#game(gameId).perform({ kind: 'participant', sessionId: session.sessionId }, action);
+    return this.#run(gameId, { k: 'act', actor: { kind: 'participant', sessionId: session.sessionId }, action });
   }
 
   /** Pushes every entry this participant sees from now on; returns the function that stops it. */
@@ -189,11 +378,11 @@ export class GameEngine {
 
   /** An action the NPC's model proposed; validated like a player's. A refusal is a physical failure. */
   proposeNpcAction(gameId: GameId, npcId: NpcId, action: unknown): ActionResult {
-    return this.#game(gameId).perform({ kind: 'npc', npcId }, action);
+    return this.#run(gameId, { k: 'act', actor: { kind: 'npc', npcId }, action });
   }
 
   npcSay(gameId: GameId, npcId: NpcId, text: unknown): StreamEntry {
-    return this.#game(gameId).npcSay(npcId, text);
+    return this.#run(gameId, { k: 'npcSay', npcId, text });
   }
 
   /** What an awake NPC may see for its turn (anonymized); undefined while it is suspended. */
@@ -207,7 +396,7 @@ export class GameEngine {
   }
 
   npcStatus(gameId: GameId, npcId: NpcId): NpcStatus {
-    return this.#game(gameId, { allowEnded: true }).npcStatus(npcId);
+    return this.#game(gameId).npcStatus(npcId);
   }
 
   /** Running games where this NPC is on the roster, and the room it is in. */
@@ -236,25 +425,30 @@ export class GameEngine {
 
   /** Running (not ended) games held by this engine. */
   get runningGames(): number {
-    let n = 0;
-    for (const { game } of this.#games.values()) if (game.status === 'running') n += 1;
-    return n;
+    return this.#games.size;
   }
 
-  /** Stops the outbox's retry timers and closes its store; undelivered calls stay in a file store. */
-  close(): void {
+  /** Commands waiting to be kept, and whether new ones are taken (for readiness and metrics). */
+  storeStats(): { pending: number; accepting: boolean } {
+    return { pending: this.#journal?.pending ?? 0, accepting: this.#journal?.accepting ?? true };
+  }
+
+  /** Waits (briefly) for what was accepted to be kept, then stops the outbox's retry timers. */
+  async close(): Promise<void> {
+    await this.#journal?.close();
     this.outbox.close();
   }
 
-  #entry(gameId: GameId) {
+  #live(gameId: GameId): GameEntry {
     const entry = typeof gameId === 'string' ? this.#games.get(gameId) : undefined;
-    if (!entry) throw new EngineError('UNKNOWN_GAME', `No game "${String(gameId)}" is running here.`);
-    return entry;
+    if (entry) return entry;
+    if (this.#ended.has(gameId)) throw new EngineError('GAME_ENDED', 'This game has ended; start or join another.');
+    throw new EngineError('UNKNOWN_GAME', `No game "${String(gameId)}" is running here.`);
   }
 
-  #game(gameId: GameId, options: { allowEnded?: boolean } = {}): Game {
-    const { game } = this.#entry(gameId);
-    if (game.status === 'ended' && !options.allowEnded) throw new EngineError('GAME_ENDED', 'This game has ended; start or join another.');
-    return game;
+  #game(gameId: GameId): Game {
+    return this.#live(gameId).game;
   }
 }
+
+const parsed = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);

@@ -172,6 +172,11 @@ export interface GameContext {
   readonly onListenerError: (error: unknown) => void;
   /** Every participant message, after it is sequenced (the NPC runtime's trigger). */
   readonly onParticipantMessage?: (message: ParticipantMessage) => void;
+  /**
+   * Runs the delivery of new entries to listeners (Default: at once). The engine defers it until
+   * the entry is kept in its database, so nobody sees a line that a crash could take back.
+   */
+  readonly publish?: (deliver: () => void) => void;
 }
 
 const fail = (code: PhysicalFailureCode, failure: string): ActionResult => ({ ok: false, code, failure });
@@ -257,6 +262,38 @@ export class Game {
     this.#participants.delete(sessionId);
     this.#narrate(room, `${p.displayName} leaves the game.`);
     this.#occupancyChanged(room);
+  }
+
+  /** The session through which an account plays in this game, if it does. */
+  sessionOfAccount(accountId: string): SessionId | undefined {
+    for (const [id, p] of this.#participants) if (p.session.accountId === accountId) return id;
+    return undefined;
+  }
+
+  /**
+   * An account's player coming back through a new session (signed in again, another device, an
+   * engine restart): they take their place back, in the room they were in, with what they held
+   * and their feed, so a reconnecting client resumes from its cursor.
+   */
+  rejoin(from: SessionId, session: Session, listener?: StreamListener): { roomId: RoomId } {
+    this.#assertRunning();
+    const p = this.#participant(from);
+    if (p.session.accountId === undefined || p.session.accountId !== session.accountId) {
+      throw new EngineError('NOT_IN_GAME', 'Only the same account takes a place back.');
+    }
+    const moved: ParticipantState = { ...p, session, listeners: new Set(listener ? [listener] : []) };
+    this.#participants.delete(from);
+    this.#participants.set(session.sessionId, moved);
+    const room = this.#room(p.roomId);
+    room.participants.delete(from);
+    room.participants.add(session.sessionId);
+    for (const item of this.#items.values()) {
+      if ('heldBy' in item.place && item.place.heldBy.kind === 'participant' && item.place.heldBy.sessionId === from) {
+        item.place = { heldBy: { kind: 'participant', sessionId: session.sessionId } };
+      }
+    }
+    this.#occupancyChanged(room); // the new session may be driven otherwise (human or script)
+    return { roomId: p.roomId };
   }
 
   hasParticipant(sessionId: SessionId): boolean {
@@ -655,17 +692,19 @@ export class Game {
     room.seq += 1;
     const entry: StreamEntry = Object.freeze({ seq: room.seq, roomId: room.def.id, ...fields });
     const present = [...room.participants].map((id) => this.#participants.get(id)).filter((p) => p !== undefined);
-    for (const p of present) p.received.push(entry);
-    for (const p of present) {
-      const cursor = p.received.length;
-      for (const listener of p.listeners) {
-        try {
-          listener(entry, cursor);
-        } catch (error) {
-          this.ctx.onListenerError(error);
+    const cursors = present.map((p) => p.received.push(entry));
+    const deliver = () =>
+      present.forEach((p, i) => {
+        for (const listener of p.listeners) {
+          try {
+            listener(entry, cursors[i]!);
+          } catch (error) {
+            this.ctx.onListenerError(error);
+          }
         }
-      }
-    }
+      });
+    if (this.ctx.publish) this.ctx.publish(deliver);
+    else deliver();
     return entry;
   }
 

@@ -2,26 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AccountStore } from '../../src/engine/accounts.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { SessionStore } from '../../src/engine/sessions.js';
-import { openEngineDatabase, type EngineDatabase } from '../../src/engine/store/database.js';
-import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { closeEngineDatabases, engineDatabase } from '../helpers/engine-database.js';
 
 const cost = { N: 1024, r: 8, p: 1 };
-const opened: { db: EngineDatabase; test?: TestDatabase }[] = [];
 
-/** The engine's database on the backend under test: in-memory PGlite, or a fresh native database. */
-async function engineDatabase(): Promise<EngineDatabase> {
-  const test = process.env.DATABASE_URL ? await openTestDatabase({ migrate: false }) : undefined;
-  const db = await openEngineDatabase(test?.url ? { url: test.url } : {});
-  opened.push({ db, ...(test ? { test } : {}) });
-  return db;
-}
-
-afterEach(async () => {
-  for (const { db, test } of opened.splice(0)) {
-    await db.close();
-    await test?.drop();
-  }
-});
+afterEach(closeEngineDatabases);
 
 describe('accounts and sessions in the engine\'s database', () => {
   it('keeps an account and its sessions for the next process: the same account id, the same token, and the username still taken', async () => {

@@ -1,20 +1,19 @@
 /**
  * The outbox end to end against the real memory service (HTTP on a real port, a real database):
  * an outage mid-game loses nothing, duplicates nothing and keeps each room's order; a lost answer
- * is retried under the same idempotency key and stored once; an engine restart with a file store
- * delivers what the previous process accepted; a payload with an extra field is refused.
+ * is retried under the same idempotency key and stored once; an engine restart with its database
+ * delivers what the previous process acknowledged; a payload with an extra field is refused.
  */
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryClientError } from '../../src/boundary/memory-client.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { GameEngine } from '../../src/engine/engine.js';
 import { HttpMemoryPort } from '../../src/engine/http-memory-port.js';
 import { MemoryPortError, type IngestRequest, type MemoryPort } from '../../src/engine/memory-port.js';
-import { JsonLinesOutboxStore, Outbox, type OutboundFailure } from '../../src/engine/outbox/index.js';
+import type { OutboundFailure } from '../../src/engine/outbox/index.js';
 import { InProcessRegistryClient } from '../../src/registry/registry-client.js';
-import { tempDir } from '../helpers/database.js';
+import { closeEngineDatabases, engineDatabase } from '../helpers/engine-database.js';
 import { MARA, OSRIC, TOBIAS, registry, sample } from './support/engine-fixture.js';
 import { startMemoryService, type RunningMemoryService } from './support/memory-service.js';
 
@@ -25,6 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await service?.close();
+  await closeEngineDatabases();
 });
 
 const fastRetry = { retry: { initialDelayMs: 20, maxDelayMs: 200 } };
@@ -154,33 +154,35 @@ describe('the outbox against the real memory service', () => {
     engine.close();
   });
 
-  it('delivers, after an engine restart, what the previous process accepted (file store, same keys)', async () => {
-    const dir = await tempDir('outbox');
-    const file = path.join(dir.dir, 'outbox.jsonl');
+  it('delivers, after an engine restart, what the previous process acknowledged, once, and the game goes on', async () => {
+    const db = await engineDatabase();
     try {
       await service.stop();
-      const first = engineOver(new HttpMemoryPort(service.client(500)), { outbox: { ...fastRetry, store: new JsonLinesOutboxStore(file) } });
+      const first = engineOver(new HttpMemoryPort(service.client(500)), { store: db });
       const gameId = await first.engine.createGame(sample);
       const ann = first.engine.sessions.openAnonymous().token;
+      await first.engine.sessions.saved(ann);
       first.engine.join(ann, gameId);
       for (let i = 1; i <= 12; i += 1) first.engine.say(ann, gameId, { text: `before the restart ${i}` });
+      await first.engine.committed(); // acknowledged: kept in the engine's database
       await waitFor('a failed attempt', () => first.failures.length > 0);
-      first.engine.close(); // the process goes away with everything undelivered
+      first.engine.outbox.close(); // the process goes away with everything undelivered
 
       await service.start();
-      const outbox = new Outbox(new HttpMemoryPort(service.client()), { ...fastRetry, store: new JsonLinesOutboxStore(file) });
-      await outbox.idle();
-      expect(outbox.stats()).toMatchObject({ pending: 0, deadLetters: 0 });
+      const second = engineOver(new HttpMemoryPort(service.client()), { store: db });
+      expect(await second.engine.restore()).toMatchObject({ games: 1, sessions: 1 });
+      second.engine.say(ann, gameId, { text: 'after the restart' });
+      await second.engine.idle();
+      expect(second.engine.outbox.stats()).toMatchObject({ pending: 0, deadLetters: 0 });
       const texts = (await remembered(gameId, TOBIAS)).map((m) => m.text);
-      expect(texts.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `before the restart ${i + 1}`).sort());
-      outbox.close();
+      expect(texts).toHaveLength(13);
+      expect(texts.sort()).toEqual([...Array.from({ length: 12 }, (_, i) => `before the restart ${i + 1}`), 'after the restart'].sort());
+      await second.engine.close();
       // Nothing is left to send a third time.
-      const third = new Outbox(new HttpMemoryPort(service.client()), { store: new JsonLinesOutboxStore(file) });
-      expect(third.stats().pending).toBe(0);
-      third.close();
+      const { rows } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM engine.outbox');
+      expect(rows[0]!.n).toBe('0');
     } finally {
       await service.start();
-      await dir.remove();
     }
   });
 

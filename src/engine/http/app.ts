@@ -95,7 +95,6 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
   const sample = await loadSampleGame();
   const streams = new StreamHub(engine, options.stream);
   /** Who created each game (the one allowed to end it), and the games each session is in. */
-  const creators = new Map<GameId, SessionToken>();
   const joined = new Map<SessionToken, Set<GameId>>();
 
   const app = Fastify({
@@ -209,8 +208,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     { schema: { summary: 'Create a game (Default: the sample game)', body: CreateGameBody }, config: { invalidCode: 'INVALID_GAME_DEFINITION' } },
     async (request, reply) => {
       const token = tokenOf(request);
-      const gameId = await engine.createGame(request.body?.definition ?? sample);
-      creators.set(gameId, token);
+      const gameId = await engine.createGame(request.body?.definition ?? sample, { creator: engine.sessions.get(token).session.sessionId });
       await engine.ready(gameId, options.gameReadyTimeoutMs ?? 1000);
       return reply.status(201).send({ gameId });
     },
@@ -220,6 +218,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     const token = tokenOf(request);
     const { gameId } = request.params;
     const joinedRoom = engine.join(token, gameId);
+    await engine.committed(); // every acknowledgement below waits until what it confirms is kept
     joined.set(token, (joined.get(token) ?? new Set()).add(gameId));
     voice?.refresh(gameId);
     return joinedRoom;
@@ -229,6 +228,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     const token = tokenOf(request);
     const { gameId } = request.params;
     engine.leave(token, gameId);
+    await engine.committed();
     joined.get(token)?.delete(gameId);
     streams.left(token, gameId);
     voice?.refresh(gameId);
@@ -240,6 +240,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     { schema: { summary: 'Say something in your room', params: GameParams, body: SayBody }, config: { invalidCode: 'INVALID_MESSAGE', rateLimit: limited } },
     async (request, reply) => {
       const entry = engine.say(tokenOf(request), request.params.gameId, request.body, clientOf(request));
+      await engine.committed();
       return reply.status(201).send({ entry });
     },
   );
@@ -249,6 +250,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     { schema: { summary: 'Act: move, take, drop, unlock, solve, look', params: GameParams, body: ActBody }, config: { invalidCode: 'INVALID_ACTION', rateLimit: limited } },
     async (request) => {
       const result = engine.act(tokenOf(request), request.params.gameId, request.body);
+      await engine.committed();
       if (result.ok && request.body.type === 'move') voice?.refresh(request.params.gameId);
       return result;
     },
@@ -267,12 +269,13 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
   app.post('/v1/games/:gameId/end', { schema: { summary: 'End a game (its creator only)', params: GameParams } }, async (request) => {
     const token = tokenOf(request);
     const { gameId } = request.params;
-    if (creators.has(gameId) && creators.get(gameId) !== token) {
+    const creator = engine.creatorOf(gameId);
+    if (creator !== undefined && creator !== engine.sessions.get(token).session.sessionId) {
       throw new TransportError('NOT_GAME_CREATOR', 'Only the session that created this game can end it.', 403);
     }
     // Answered once the memory service has closed the game's memory (or said to be closing).
     const closed = await engine.endGameNow(gameId, options.endConfirmTimeoutMs ?? 2000);
-    creators.delete(gameId);
+    await engine.committed();
     streams.ended(gameId);
     voice?.refresh(gameId);
     return { gameId, ended: true, memory: closed ? 'closed' : 'closing' };

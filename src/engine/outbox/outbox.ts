@@ -7,8 +7,10 @@
  *   per lane). Game-wide calls are barriers: `registerSecrets` goes before any call of the game,
  *   `endGame` after every call accepted before it. Rooms do not wait for each other.
  * - Once: ingest batches carry an idempotency key fixed (and stored) before the first attempt, so a
- *   retry after a timeout, or after an engine restart with a file store, is stored once by the
- *   memory service's idempotent ingest. Flushes, secrets and end are idempotent by nature.
+ *   retry after a timeout, or after an engine restart with the database store, is stored once by
+ *   the memory service's idempotent ingest. Flushes, secrets and end are idempotent by nature.
+ * - Durable first: with a store that keeps calls asynchronously, a call is not sent before its
+ *   record is kept, so the memory service never holds what a restarted engine would not know of.
  * - Retries: a retryable failure (network error, timeout, 408/425/429/5xx) is retried for as long
  *   as it takes, with exponential backoff and jitter; the lane waits, so nothing overtakes it.
  *   A non-retryable refusal (e.g. 400 UNKNOWN_FIELD) is reported, set aside as a dead letter, and
@@ -22,7 +24,7 @@ import { MAX_EVENTS_PER_BATCH } from '../../boundary/events.js';
 import { isRetryable, MemoryPortError, type MemoryPort } from '../memory-port.js';
 import { within } from '../within.js';
 import type { GameId, RoomId } from '../types.js';
-import { MemoryOutboxStore, type OutboxCall, type OutboxCallName, type OutboxEntry, type OutboxStore, type SealedBatch } from './store.js';
+import { MemoryOutboxStore, type OutboxCall, type OutboxCallName, type OutboxEntry, type OutboxSnapshot, type OutboxStore, type SealedBatch } from './store.js';
 
 export interface OutboundFailure {
   readonly name: OutboxCallName;
@@ -119,6 +121,8 @@ export class Outbox {
   readonly #games = new Map<GameId, GameQueues>();
   /** Every pending entry, in id order: the first key is the oldest. */
   readonly #pending = new Map<number, OutboxEntry>();
+  /** Accepted, but the store has not kept them yet: not sent until it has. */
+  readonly #unkept = new Set<number>();
   readonly #ready: Lane[] = [];
   readonly #idleWaiters: { upTo: number; gameId?: GameId; resolve: () => void }[] = [];
   readonly #dead: DeadLetter[] = [];
@@ -138,15 +142,18 @@ export class Outbox {
     this.#maxEvents = Math.min(options.maxEventsPerBatch ?? MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_BATCH);
     this.#onError = options.onError ?? defaultOnError;
     this.#random = options.random ?? Math.random;
+  }
 
-    const restored = this.#store.load();
-    for (const entry of restored.pending) {
+  /** Takes back what a previous process left undelivered (from its store), before anything new. */
+  restore(snapshot: OutboxSnapshot): void {
+    if (this.#nextId !== 1) throw new Error('An outbox is restored before it accepts its first call.');
+    for (const entry of snapshot.pending) {
       this.#nextId = Math.max(this.#nextId, entry.id + 1);
       this.#admit(entry);
     }
-    for (const batch of restored.sealed) {
+    for (const batch of snapshot.sealed) {
       const first = this.#pending.get(batch.ids[0]!);
-      if (first) this.#laneOf(first).sealed = batch;
+      if (first && batch.ids.every((id) => this.#pending.has(id))) this.#laneOf(first).sealed = batch;
     }
     for (const game of this.#games.values()) this.#pump(game);
   }
@@ -211,13 +218,12 @@ export class Outbox {
     return this.#dead;
   }
 
-  /** Stops retry timers and closes the store. Calls in flight finish, but nothing new starts. */
+  /** Stops retry timers. Calls in flight finish, but nothing new starts. */
   close(): void {
     this.#closed = true;
     for (const game of this.#games.values()) {
       for (const lane of [game.barrier, ...game.rooms.values()]) if (lane.timer) clearTimeout(lane.timer);
     }
-    this.#store.close();
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -225,8 +231,15 @@ export class Outbox {
   #accept(gameId: GameId, roomId: RoomId | undefined, call: OutboxCall): void {
     if (this.#closed) throw new Error('The outbox is closed.');
     const entry: OutboxEntry = { id: this.#nextId++, gameId, ...(roomId !== undefined ? { roomId } : {}), call, enqueuedAtMs: Date.now() };
-    this.#store.append({ t: 'put', entry });
+    const kept = this.#store.append({ t: 'put', entry });
     const game = this.#admit(entry);
+    if (kept) {
+      this.#unkept.add(entry.id);
+      void kept.then(() => {
+        this.#unkept.delete(entry.id);
+        this.#pump(game);
+      });
+    }
     this.#pump(game);
   }
 
@@ -261,11 +274,11 @@ export class Outbox {
     const oldest = game.pending.keys().next().value;
     const barrierHead = game.barrier.queue[0];
     // A barrier leaves once everything of its game accepted before it has settled.
-    if (barrierHead && barrierHead.id === oldest) this.#markReady(game.barrier);
+    if (barrierHead && barrierHead.id === oldest && !this.#unkept.has(barrierHead.id)) this.#markReady(game.barrier);
     for (const lane of game.rooms.values()) {
       const head = lane.queue[0];
       // A room's call waits for every earlier barrier of its game (secrets first, end last).
-      if (head && (!barrierHead || head.id < barrierHead.id)) this.#markReady(lane);
+      if (head && !this.#unkept.has(head.id) && (!barrierHead || head.id < barrierHead.id)) this.#markReady(lane);
     }
     this.#dispatch();
   }
@@ -289,13 +302,15 @@ export class Outbox {
 
   async #send(lane: Lane): Promise<void> {
     const { game } = lane;
-    const entries = this.#batchOf(lane);
+    const { entries, sealing } = this.#batchOf(lane);
     const head = entries[0]!;
     if (game.refused && head.call.name !== 'registerSecrets') {
       this.#setAside(lane, entries, secretsNotRegistered(game.refused));
       return;
     }
     try {
+      // A batch's key is kept before the batch is first sent (the store never rejects; it retries).
+      await sealing;
       await this.#deliver(head.call, entries, lane.sealed);
     } catch (error) {
       if (this.#closed) return;
@@ -328,30 +343,28 @@ export class Outbox {
     this.#settle(lane, entries);
   }
 
-  /** The lane's next call: its sealed batch, or a new one (sealed and stored before sending). */
-  #batchOf(lane: Lane): OutboxEntry[] {
-    if (lane.sealed) return lane.sealed.ids.map((id) => this.#pending.get(id)!);
+  /** The lane's next call: its sealed batch, or a new one (sealed, and stored before sending). */
+  #batchOf(lane: Lane): { entries: OutboxEntry[]; sealing?: void | Promise<void> } {
+    if (lane.sealed) return { entries: lane.sealed.ids.map((id) => this.#pending.get(id)!) };
     const head = lane.queue[0]!;
     if (head.call.name !== 'ingest' || (lane.soloThrough !== undefined && head.id <= lane.soloThrough)) {
-      if (head.call.name === 'ingest') this.#seal(lane, [head]);
-      return [head];
+      return { entries: [head], ...(head.call.name === 'ingest' ? { sealing: this.#seal(lane, [head]) } : {}) };
     }
     const barrierHead = lane.game.barrier.queue[0];
     const batch: OutboxEntry[] = [];
     let events = 0;
     for (const entry of lane.queue) {
-      if (entry.call.name !== 'ingest' || (barrierHead && entry.id > barrierHead.id)) break;
+      if (entry.call.name !== 'ingest' || (barrierHead && entry.id > barrierHead.id) || this.#unkept.has(entry.id)) break;
       if (batch.length > 0 && events + entry.call.events.length > this.#maxEvents) break;
       batch.push(entry);
       events += entry.call.events.length;
     }
-    this.#seal(lane, batch);
-    return batch;
+    return { entries: batch, sealing: this.#seal(lane, batch) };
   }
 
-  #seal(lane: Lane, batch: readonly OutboxEntry[]): void {
+  #seal(lane: Lane, batch: readonly OutboxEntry[]): void | Promise<void> {
     lane.sealed = { ids: batch.map((e) => e.id), idempotencyKey: `ob-${randomBytes(16).toString('base64url')}` };
-    this.#store.append({ t: 'seal', batch: lane.sealed });
+    return this.#store.append({ t: 'seal', batch: lane.sealed });
   }
 
   async #deliver(call: OutboxCall, entries: readonly OutboxEntry[], sealed: SealedBatch | undefined): Promise<void> {
@@ -412,7 +425,7 @@ export class Outbox {
   #settle(lane: Lane, entries: readonly OutboxEntry[]): void {
     const { game } = lane;
     const ids = entries.map((e) => e.id);
-    this.#store.append({ t: 'done', ids });
+    void this.#store.append({ t: 'done', ids });
     for (const id of ids) {
       game.pending.delete(id);
       this.#pending.delete(id);
@@ -427,15 +440,6 @@ export class Outbox {
     if (game.pending.size === 0 && !game.refused) this.#games.delete(game.gameId);
     else this.#pump(game);
     this.#wakeIdleWaiters();
-    this.#store.compact(this.#pending.size, () => ({ pending: [...this.#pending.values()], sealed: this.#sealedBatches() }));
-  }
-
-  #sealedBatches(): SealedBatch[] {
-    const out: SealedBatch[] = [];
-    for (const game of this.#games.values()) {
-      for (const lane of game.rooms.values()) if (lane.sealed) out.push(lane.sealed);
-    }
-    return out;
   }
 
   #settledUpTo(upTo: number, gameId?: GameId): boolean {
