@@ -692,12 +692,13 @@ export class Game {
     room.seq += 1;
     const entry: StreamEntry = Object.freeze({ seq: room.seq, roomId: room.def.id, ...fields });
     const present = [...room.participants].map((id) => this.#participants.get(id)).filter((p) => p !== undefined);
-    const cursors = present.map((p) => p.received.push(entry));
+    // Listeners as they are now: one added later reads this entry from the feed instead.
+    const deliveries = present.map((p) => ({ cursor: p.received.push(entry), listeners: [...p.listeners] }));
     const deliver = () =>
-      present.forEach((p, i) => {
-        for (const listener of p.listeners) {
+      deliveries.forEach(({ cursor, listeners }) => {
+        for (const listener of listeners) {
           try {
-            listener(entry, cursors[i]!);
+            listener(entry, cursor);
           } catch (error) {
             this.ctx.onListenerError(error);
           }

@@ -237,7 +237,8 @@ export class Outbox {
       this.#unkept.add(entry.id);
       void kept.then(() => {
         this.#unkept.delete(entry.id);
-        this.#pump(game);
+        // After every call kept by the same commit is marked (their callbacks are queued ahead), so they leave as one batch.
+        queueMicrotask(() => this.#pump(game));
       });
     }
     this.#pump(game);
