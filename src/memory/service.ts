@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { canonicalJson } from './audit/ledger.js';
 import type { Database, Sql, Tx } from './db/types.js';
 import type { Embedder } from './embeddings/types.js';
 import { embeddingText, toVectorLiteral } from './embeddings/types.js';
@@ -89,7 +90,8 @@ export class MemoryService {
     if (foreign) {
       throw new MemoryError('SCOPE_MISMATCH', `event for game "${foreign.gameId}" sent with a token for another game; mint a token for that game`, 403);
     }
-    const requestHash = createHash('sha256').update(JSON.stringify(batch.events)).digest('hex');
+    // Canonical: a batch resent after a round trip through a database (jsonb reorders keys) is the same batch.
+    const requestHash = createHash('sha256').update(canonicalJson(batch.events)).digest('hex');
     // Embed outside the transaction: it is the slow part and needs no locks.
     const vectors = await this.embedder.embed(batch.events.map((e) => embeddingText(e.text)));
     const attempt = () =>

@@ -372,6 +372,17 @@ describe('bad input to the memory service HTTP API', () => {
       expect(await episodicCountOverHttp()).toBe(countBefore + 1);
     });
 
+    it('takes a retried batch whose fields arrive in another order (a round trip through jsonb) as the same batch', async () => {
+      const batch = goodBatch([goodEvent('kept in the engine\'s outbox, then resent')]);
+      expect((await inject(postEvents(batch))).statusCode).toBe(200);
+      const countBefore = await episodicCountOverHttp();
+      const reordered = { ...batch, events: batch.events.map((e) => Object.fromEntries(Object.entries(e).reverse())) };
+      const again = await inject(postEvents(reordered));
+      expect(again.statusCode).toBe(200);
+      expect(again.json()).toMatchObject({ replayed: true });
+      expect(await episodicCountOverHttp()).toBe(countBefore);
+    });
+
     it('rejects a key reused for a different batch with 409 IDEMPOTENCY_CONFLICT', async () => {
       const batch = goodBatch([goodEvent('the original batch')]);
       expect((await inject(postEvents(batch))).statusCode).toBe(200);
