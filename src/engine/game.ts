@@ -131,7 +131,15 @@ export interface NpcView {
   readonly state: { version: number; facts: Record<string, string | boolean> };
   /** Puzzle answers, and whether the game state lets them be said yet. */
   readonly secrets: { answer: string; revealed: boolean }[];
+  /**
+   * Set when the NPC was suspended (its room empty of humans) for at least a minute and has not
+   * spoken since it woke: how long it was, for the NPC to acknowledge the time that passed.
+   */
+  readonly resumedAfterMs?: number;
 }
+
+/** Shorter suspensions (someone stepping out and back) are not worth remarking on. */
+const NOTABLE_SUSPENSION_MS = 60_000;
 
 interface ParticipantState {
   readonly session: Session;
@@ -157,6 +165,8 @@ interface NpcState {
   state: 'dormant' | 'active' | 'suspended';
   suspendedSinceMs?: number;
   lastSuspension?: NpcSuspensionRecord;
+  /** Woke from a suspension and has not spoken since. */
+  resumeUnspoken?: boolean;
 }
 
 export interface NpcResumedEvent extends NpcSuspensionRecord {
@@ -368,6 +378,7 @@ export class Game {
       targets: [],
     });
     this.#remember(room, { seq: entry.seq, speaker: { npcId }, text: text as string, targets: [], atMs: this.ctx.clock.now() });
+    delete npc.resumeUnspoken;
     return entry;
   }
 
@@ -413,6 +424,9 @@ export class Game {
       })),
       state: { version: this.#stateVersion, facts },
       secrets: [...this.#puzzles.values()].map((p) => ({ answer: p.def.solution, revealed: p.solved })),
+      ...(npc.resumeUnspoken && npc.lastSuspension && npc.lastSuspension.durationMs >= NOTABLE_SUSPENSION_MS
+        ? { resumedAfterMs: npc.lastSuspension.durationMs }
+        : {}),
     };
   }
 
@@ -662,6 +676,7 @@ export class Game {
       if (npc.state === 'suspended' && npc.suspendedSinceMs !== undefined) {
         const record = { roomId: room.def.id, suspendedAtMs: npc.suspendedSinceMs, resumedAtMs: now, durationMs: now - npc.suspendedSinceMs };
         npc.lastSuspension = record;
+        npc.resumeUnspoken = true;
         delete npc.suspendedSinceMs;
         npc.state = 'active';
         this.ctx.onNpcResumed({ gameId: this.id, npcId: id, ...record });

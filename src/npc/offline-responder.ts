@@ -25,7 +25,7 @@
 import type { ContextFact, ContextWindow } from '../boundary/context.js';
 import { clauses, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
 import { slotOf } from '../language/topics.js';
-import type { ModelInput, ModelProvider, NpcReply } from './types.js';
+import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
 const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down', 'in', 'out'] as const;
 const MOVE_VERBS = new Set(['go', 'walk', 'head', 'move', 'come', 'run', 'step', 'follow']);
@@ -36,7 +36,11 @@ export class OfflineResponder implements ModelProvider {
   readonly id = 'offline-v2';
 
   async reply(input: ModelInput): Promise<NpcReply> {
-    return respond(input);
+    const reply = respond(input);
+    // The first word after a suspension acknowledges it (seed 000: the empty library).
+    if (input.resumedAfterMs === undefined) return reply;
+    // About the time, not the person: recognising an anonymous player is what the guard forbids.
+    return { ...reply, text: `${input.npc.firstName} stirs. "So much quiet; ${spokenDuration(input.resumedAfterMs)} with nobody here." ${reply.text}` };
   }
 }
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Action } from '../engine/game.js';
-import { ModelError, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
+import { ModelError, spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
 export interface OpenAIChatOptions {
   /** Base URL up to and including `/v1`, e.g. `http://127.0.0.1:11434/v1` (Ollama). */
@@ -100,7 +100,7 @@ export class OpenAIChatProvider implements ModelProvider {
 }
 
 /** The prompt: persona and rules first, the structured context window, then the message. */
-export function messagesFor({ npc, window, trigger, physicalFailure }: ModelInput): { role: string; content: string }[] {
+export function messagesFor({ npc, window, trigger, physicalFailure, resumedAfterMs }: ModelInput): { role: string; content: string }[] {
   const procedural = window.pinned.procedural;
   const memory = {
     clues: window.clues,
@@ -121,6 +121,9 @@ export function messagesFor({ npc, window, trigger, physicalFailure }: ModelInpu
   ].join('\n');
   const messages = [
     { role: 'system', content: system },
+    ...(resumedAfterMs !== undefined
+      ? [{ role: 'user', content: `[game] Nobody was here for ${spokenDuration(resumedAfterMs)}; the players have just come back. Acknowledge the time that passed.` }]
+      : []),
     { role: 'user', content: `${trigger.participantId}${trigger.targeted ? ' (to you)' : ''}: ${trigger.text}` },
   ];
   if (physicalFailure) {

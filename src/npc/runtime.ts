@@ -19,6 +19,8 @@
  * While the memory service is unreachable (a network error or a 5xx), a turn waits and retries
  * its context with backoff; the NPC is seen "lost in thought" in the room (once per outage), and
  * the line is answered when the service is back.
+ * After a suspension (seed 000, the empty library), the first turn is told how long it lasted
+ * and acknowledges it; nothing runs while the room is empty, so the pause costs no inference.
  */
 import type { ContextRequest, ContextWindow, RoomMessage, StateSnapshot } from '../boundary/context.js';
 import type { ActionResult } from '../engine/types.js';
@@ -45,6 +47,8 @@ export interface NpcView {
   messages: RoomMessage[];
   state: StateSnapshot;
   secrets: GuardSecret[];
+  /** How long the NPC was suspended, when it has not spoken since it woke (the engine's tag). */
+  resumedAfterMs?: number;
 }
 
 export interface NpcHost {
@@ -251,6 +255,7 @@ export class NpcRuntime {
         secrets: () => view.secrets,
       },
       this.provider,
+      view.resumedAfterMs !== undefined ? { resumedAfterMs: view.resumedAfterMs } : {},
     );
     this.lastSpeaker.set(`${event.gameId}\0${view.roomId}`, npcId);
     this.metrics.record(report.timings, report.guard.length);

@@ -47,7 +47,13 @@ function estimateUsage(input: ModelInput, reply: NpcReply): TokenUsage {
  * One NPC turn: context -> model -> guard -> post -> actions validated by the engine. A refused
  * action becomes a physical failure the NPC is told about, and it gets exactly one more answer.
  */
-export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: TurnPorts, provider: ModelProvider): Promise<TurnReport> {
+export async function runTurn(
+  npc: NpcIdentity,
+  trigger: TurnTrigger,
+  ports: TurnPorts,
+  provider: ModelProvider,
+  situation: { resumedAfterMs?: number } = {},
+): Promise<TurnReport> {
   const started = performance.now();
   const window = await ports.context();
   const contextDone = performance.now();
@@ -58,7 +64,7 @@ export async function runTurn(npc: NpcIdentity, trigger: TurnTrigger, ports: Tur
   const tokens: TurnReport['tokens'] = { prompt: 0, completion: 0, counted: 'model' };
 
   const attempt = async (physicalFailure?: string) => {
-    const input: ModelInput = { npc, window, trigger, physicalFailure };
+    const input: ModelInput = { npc, window, trigger, ...(physicalFailure ? { physicalFailure } : situation) };
     const t0 = performance.now();
     const reply = await provider.reply(input);
     const t1 = performance.now();

@@ -32,6 +32,18 @@ export interface ModelInput {
   trigger: TurnTrigger;
   /** Set on the second try, after the engine refused a proposed action. */
   physicalFailure?: string;
+  /** Set on the first turn after the NPC's room was empty of humans for this long: acknowledge it. */
+  resumedAfterMs?: number;
+}
+
+/** "about 45 minutes", "about 2 hours", "a minute": a span as a person would say it. */
+export function spokenDuration(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes <= 1) return 'a minute';
+  if (minutes < 90) return `about ${minutes} minutes`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 36) return `about ${hours} hours`;
+  return `about ${Math.round(hours / 24)} days`;
 }
 
 export interface NpcReply {

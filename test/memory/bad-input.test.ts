@@ -376,7 +376,7 @@ describe('bad input to the memory service HTTP API', () => {
       const batch = goodBatch([goodEvent('kept in the engine\'s outbox, then resent')]);
       expect((await inject(postEvents(batch))).statusCode).toBe(200);
       const countBefore = await episodicCountOverHttp();
-      const reordered = { ...batch, events: batch.events.map((e) => Object.fromEntries(Object.entries(e).reverse())) };
+      const reordered = { ...batch, events: batch.events.map((e) => Object.fromEntries(Object.entries(e as object).reverse())) };
       const again = await inject(postEvents(reordered));
       expect(again.statusCode).toBe(200);
       expect(again.json()).toMatchObject({ replayed: true });

@@ -46,6 +46,14 @@ describe('the OpenAI-compatible chat provider', () => {
     expect(fake.requests.at(-1)!.body.messages!.at(-1)!.content).toContain('Your action failed: The iron door is locked.');
   });
 
+  it('tells the model, before the message, how long its room was empty when the players return', async () => {
+    const provider = new OpenAIChatProvider({ baseUrl: fake.baseUrl, model: 'npc-model' });
+    await provider.reply({ ...input, resumedAfterMs: 45 * 60_000 });
+    const messages = fake.requests.at(-1)!.body.messages!;
+    expect(messages.at(-2)!.content).toBe('[game] Nobody was here for about 45 minutes; the players have just come back. Acknowledge the time that passed.');
+    expect(messages.at(-1)!.content).toBe('acct-alex-1 (to you): Mara, go west');
+  });
+
   it('refuses malformed output with MODEL_BAD_OUTPUT, without retrying it', async () => {
     const before = fake.requests.length;
     fake.behave({ kind: 'not-json' });
