@@ -8,7 +8,10 @@
  * - the same with 10 games (does holding 1,000 games cost per message?);
  * - a naive fan-out (an array of listeners per room, no validation, no proxy, no outbox): the floor;
  * - memory per active game (heap after GC, with 8 participants joined, before and after traffic);
- * - end to end over the real transport: HTTP say -> the last of 8 WebSockets receiving the entry.
+ * - end to end over the real transport: HTTP say -> the last of 8 WebSockets receiving the entry;
+ * - the durable say, on PGlite (a directory) and native PostgreSQL: `say` until the engine's
+ *   database has kept it (what a client's acknowledgement waits for), one at a time and with
+ *   many players at once (group commit), against the in-memory say of the same engine as baseline.
  * Prints a table and writes docs/benchmarks-engine.md (machine, date, revision).
  */
 import { execSync } from 'node:child_process';
@@ -19,7 +22,11 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import WebSocket from 'ws';
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
 import { GameEngine } from '../src/engine/engine.js';
+import { openEngineDatabase, type EngineDatabase } from '../src/engine/store/database.js';
 import { buildEngineApp } from '../src/engine/http/app.js';
 import { EngineClient } from '../src/engine/http/client.js';
 import type { MemoryPort } from '../src/engine/memory-port.js';
@@ -35,9 +42,11 @@ const program = new Command('bench:engine')
   .option('--messages <n>', 'messages for the fan-out measurement', '50000')
   .option('--ws-games <n>', 'games for the end-to-end WebSocket measurement', '50')
   .option('--ws-messages <n>', 'messages for the end-to-end WebSocket measurement', '2000')
+  .option('--durable-messages <n>', 'messages for each durable-say measurement', '3000')
+  .option('--durable-in-flight <n>', 'says awaiting their commit at once, for the throughput measurement', '200')
   .option('--out <file>', 'markdown report', 'docs/benchmarks-engine.md')
   .parse();
-const opts = program.opts<{ games: string; participants: string; messages: string; wsGames: string; wsMessages: string; out: string }>();
+const opts = program.opts<{ games: string; participants: string; messages: string; wsGames: string; wsMessages: string; durableMessages: string; durableInFlight: string; out: string }>();
 const GAMES = Number(opts.games);
 const PARTICIPANTS = Number(opts.participants);
 const MESSAGES = Number(opts.messages);
@@ -213,11 +222,99 @@ async function websocketRun(games: number, messages: number): Promise<Result> {
   return { label: 'HTTP say -> 8 WebSockets (end to end)', games, messages, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1)!, perSecond: (messages / elapsed) * 1000 };
 }
 
+/** The engine's database on a backend: PGlite in a temporary directory, or a new database on the local server. */
+async function benchDatabase(backend: 'pglite' | 'postgres'): Promise<{ db: EngineDatabase; drop(): Promise<void> }> {
+  if (backend === 'pglite') {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-engine-'));
+    const db = await openEngineDatabase({ dir });
+    return { db, drop: async () => (await db.close(), await rm(dir, { recursive: true, force: true })) };
+  }
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `bench_engine_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = await openEngineDatabase({ url: url.toString() });
+  return {
+    db,
+    drop: async () => {
+      await db.close();
+      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+/**
+ * `say` until kept: one at a time (the latency a lone player sees), then `inFlight` players at
+ * once (each says again as soon as its line is kept: the throughput group commit gives).
+ */
+async function durableRuns(backend: 'pglite' | 'postgres', games: number, messages: number, inFlight: number): Promise<Result[]> {
+  const { db, drop } = await benchDatabase(backend);
+  const engine = new GameEngine({ registry: new InProcessRegistryClient(registry), memory: new CountingPort(), proxySecret: randomBytes(32), onOutboundError: () => {}, store: db });
+  const speakers: { gameId: string; token: string }[] = [];
+  for (let g = 0; g < games; g += 1) {
+    const gameId = await engine.createGame(sample);
+    for (let p = 0; p < PARTICIPANTS; p += 1) {
+      const { token } = engine.sessions.openAnonymous({ displayName: `P${p}` });
+      engine.join(token, gameId, { listener: () => {} });
+      speakers.push({ gameId, token });
+    }
+  }
+  await engine.committed();
+  await engine.idle();
+  const pick = () => speakers[Math.floor(Math.random() * speakers.length)]!;
+
+  const alone: number[] = [];
+  let started = performance.now();
+  for (let i = 0; i < messages; i += 1) {
+    const { gameId, token } = pick();
+    const t0 = performance.now();
+    engine.say(token, gameId, { text: `durable message ${i}: has anyone tried the safe behind the clock? @Tobias` });
+    await engine.committed();
+    alone.push(performance.now() - t0);
+  }
+  const aloneElapsed = performance.now() - started;
+
+  const crowd: number[] = [];
+  let next = 0;
+  started = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < messages) {
+        next += 1;
+        const { gameId, token } = pick();
+        const t0 = performance.now();
+        engine.say(token, gameId, { text: `durable crowd message ${next}: the clock, the safe, the ledger` });
+        await engine.committed();
+        crowd.push(performance.now() - t0);
+      }
+    }),
+  );
+  const crowdElapsed = performance.now() - started;
+  await engine.idle();
+  await engine.close();
+  await drop();
+  const result = (label: string, latencies: number[], elapsed: number): Result => {
+    latencies.sort((a, b) => a - b);
+    return { label, games, messages, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1)!, perSecond: (messages / elapsed) * 1000 };
+  };
+  return [
+    result(`durable say until kept, one at a time (${backend})`, alone, aloneElapsed),
+    result(`durable say until kept, ${inFlight} players at once (${backend})`, crowd, crowdElapsed),
+  ];
+}
+
 const results: Result[] = [];
 results.push(await naiveRun(GAMES, MESSAGES));
 results.push(await engineRun('engine, 10 games', 10, MESSAGES));
 results.push(await engineRun(`engine, ${GAMES} games`, GAMES, MESSAGES));
 results.push(await websocketRun(Number(opts.wsGames), Number(opts.wsMessages)));
+const durable: Result[] = [];
+for (const backend of ['pglite', 'postgres'] as const) durable.push(...(await durableRuns(backend, 100, Number(opts.durableMessages), Number(opts.durableInFlight))));
+results.push(...durable);
 
 const ms = (n: number) => n.toFixed(3);
 const kib = (n?: number) => (n === undefined ? '' : (n / 1024).toFixed(1));
@@ -229,6 +326,13 @@ console.log(table);
 const big = results[2]!;
 const verdict = big.p99 <= 5 ? `p99 ${ms(big.p99)} ms <= 5 ms: met` : `p99 ${ms(big.p99)} ms > 5 ms: NOT met`;
 console.log(`\n${GAMES} games x ${PARTICIPANTS} participants: ${verdict}`);
+const pgAlone = durable.find((r) => r.label.startsWith('durable say until kept, one') && r.label.endsWith('(postgres)'))!;
+const pgCrowd = durable.find((r) => r.label.includes('players at once') && r.label.endsWith('(postgres)'))!;
+const durableVerdict = [
+  `say p50 on PostgreSQL with the durable append ${ms(pgAlone.p50)} ms ${pgAlone.p50 <= 3 ? '<= 3 ms: met' : '> 3 ms: NOT met'}`,
+  `throughput ${Math.round(pgCrowd.perSecond)} lines/s ${pgCrowd.perSecond >= 1000 ? '>= 1,000: met' : '< 1,000: NOT met'}`,
+].join('; ');
+console.log(durableVerdict);
 
 const revision = (() => {
   try {
@@ -252,6 +356,10 @@ Generated by \`npm run bench:engine\` (bench/engine.ts). Re-run it to refresh th
 One engine process holds ${GAMES.toLocaleString('en')} concurrent games with ${PARTICIPANTS} participants each; message fan-out p99 <= 5 ms;
 memory per active game reported. **${verdict}.**
 
+## Target (issue 14)
+
+\`say\` p50 on native PostgreSQL <= 3 ms with the durable append; engine throughput >= 1,000 lines/s. **${durableVerdict}.**
+
 ## Results
 
 ${table}
@@ -274,6 +382,12 @@ ${table}
 - **End to end**: HTTP \`POST /say\` from a client to the last of the room's ${PARTICIPANTS} stream WebSockets receiving
   the entry, one message at a time, client and server in this process (so it includes both sides' work and the
   loopback network). Not part of the 5 ms target, which is about fan-out inside the engine.
+- **Durable say**: \`say\` and then \`committed()\`, which resolves once the engine's database has kept the
+  command's log row and the outbox calls it caused (one transaction): what the HTTP answer waits for. 100 games of
+  ${PARTICIPANTS}; PGlite in a directory, PostgreSQL on this machine (no network hop). "One at a time" is the latency a
+  lone player sees (one transaction per line); "players at once" keeps that many says waiting for their commit, so
+  lines share transactions (group commit): its msgs/s is the engine's durable throughput, its p50/p99 what each of
+  those players waits. Compare with the in-memory rows above: the difference is the price of durability.
 `;
 await writeFile(opts.out, report);
 console.log(`\nwrote ${opts.out}`);
