@@ -128,7 +128,7 @@ export async function startSystem(config: SystemConfig): Promise<RunningSystem> 
     // The operator token is kept as text, so an operator can paste it: data/keys/operator.token.
     const operatorToken = Buffer.from(await secretFile(config.keyringDir, 'operator-token.key')).toString('base64url');
     await writeFile(path.join(config.keyringDir, 'operator.token'), `${operatorToken}\n`, { mode: 0o600 });
-    npcOperatorRoutes(engineApp.app, { runtime, metrics, operatorToken });
+    npcOperatorRoutes(engineApp.app, { runtime, metrics, operatorToken, extra: () => engine.prometheus() });
     await engineApp.app.register(webPlugin, { engine, registry: registryClient, memoryUrl });
     const engineUrl = await engineApp.app.listen({ host: config.host, port: config.enginePort });
 

@@ -272,9 +272,13 @@ export class GameEngine {
     }
   }
 
+  /** Bounded queues: a command is refused, before it changes anything, while either is full. */
   #assertAccepting(): void {
     if (this.#journal && !this.#journal.accepting) {
       throw new EngineError('STORE_UNAVAILABLE', 'The engine\'s database is not keeping up or is unavailable; nothing was changed. Try again shortly.');
+    }
+    if (!this.outbox.accepting) {
+      throw new EngineError('MEMORY_BACKLOG', 'The NPCs\' memory is far behind; nothing was changed. Try again in a moment.');
     }
   }
 
@@ -428,9 +432,26 @@ export class GameEngine {
     return this.#games.size;
   }
 
-  /** Commands waiting to be kept, and whether new ones are taken (for readiness and metrics). */
+  /** Records waiting for the engine's database, and whether new commands are taken (readiness, metrics). */
   storeStats(): { pending: number; accepting: boolean } {
     return { pending: this.#journal?.pending ?? 0, accepting: this.#journal?.accepting ?? true };
+  }
+
+  /** The engine's gauges and counters in Prometheus' text format (for `/metrics`). */
+  prometheus(): string {
+    const outbox = this.outbox.stats();
+    const store = this.storeStats();
+    const lines: [string, string, string, number][] = [
+      ['engine_running_games', 'gauge', 'Games held in memory (running).', this.#games.size],
+      ['engine_outbox_pending', 'gauge', 'Memory-service calls accepted and not yet delivered.', outbox.pending],
+      ['engine_outbox_lag_seconds', 'gauge', 'Age of the oldest undelivered memory-service call.', outbox.oldestPendingMs / 1000],
+      ['engine_outbox_retrying', 'gauge', 'Outbox lanes waiting to retry after a failure.', outbox.retrying],
+      ['engine_outbox_delivered_total', 'counter', 'Memory-service calls delivered.', outbox.delivered],
+      ['engine_outbox_dead_letters_total', 'counter', 'Memory-service calls refused and set aside.', outbox.deadLetters],
+      ['engine_store_pending', 'gauge', 'Records waiting for a commit to the engine\'s database.', store.pending],
+      ['engine_store_accepting', 'gauge', '1 while the engine takes new commands, 0 while its database fails or lags.', store.accepting && this.outbox.accepting ? 1 : 0],
+    ];
+    return lines.map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`).join('');
   }
 
   /** Waits (briefly) for what was accepted to be kept, then stops the outbox's retry timers. */

@@ -24,7 +24,8 @@ export type EngineErrorCode =
   | 'GAME_ENDED'
   | 'INVALID_GAME_DEFINITION'
   | 'CHARACTER_NOT_RECOGNIZED'
-  | 'STORE_UNAVAILABLE';
+  | 'STORE_UNAVAILABLE'
+  | 'MEMORY_BACKLOG';
 
 export class EngineError extends Error {
   constructor(

@@ -8,7 +8,10 @@ import type { TurnMetrics } from './metrics.js';
  * context each reply was given, its stage timings and guard interventions) and the turn metrics.
  * Guarded by the operator token (`Authorization: Bearer <token>`), never by a player session.
  */
-export function npcOperatorRoutes(app: FastifyInstance, options: { runtime: NpcRuntime; metrics: TurnMetrics; operatorToken: string }): void {
+export function npcOperatorRoutes(
+  app: FastifyInstance,
+  options: { runtime: NpcRuntime; metrics: TurnMetrics; operatorToken: string; /** More metrics text (the engine's queues). */ extra?: () => string },
+): void {
   const expected = createHash('sha256').update(options.operatorToken).digest();
   const operator = (request: FastifyRequest): boolean => {
     const presented = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
@@ -27,6 +30,6 @@ export function npcOperatorRoutes(app: FastifyInstance, options: { runtime: NpcR
 
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (!operator(request)) return reply.status(401).send(refuse);
-    return reply.type('text/plain; version=0.0.4').send(options.metrics.prometheus());
+    return reply.type('text/plain; version=0.0.4').send(options.metrics.prometheus() + (options.extra?.() ?? ''));
   });
 }

@@ -27,7 +27,30 @@ describe('the engine\'s health', () => {
       expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
     } finally {
       await app.close();
-      engine.close();
+      await engine.close();
     }
+  });
+
+  it('bounds its outbox: once it is full, a line is refused with MEMORY_BACKLOG before it changes anything', async () => {
+    const { engine } = makeEngine({ memory: unreachable, outbox: { maxPending: 5, retry: { initialDelayMs: 60_000 } } });
+    const gameId = await engine.createGame(sample);
+    const { token } = engine.sessions.openAnonymous({ displayName: 'Ann' });
+    engine.join(token, gameId);
+    let accepted = 0;
+    let refusal: unknown;
+    for (let i = 0; i < 10 && refusal === undefined; i += 1) {
+      try {
+        engine.say(token, gameId, { text: `line ${i}` });
+        accepted += 1;
+      } catch (error) {
+        refusal = error;
+      }
+    }
+    expect(refusal).toMatchObject({ code: 'MEMORY_BACKLOG' });
+    expect(engine.outbox.stats().pending).toBe(5);
+    expect(engine.feed(token, gameId).filter((e) => e.text.startsWith('line '))).toHaveLength(accepted);
+    expect(engine.prometheus()).toMatch(/^engine_outbox_pending 5$/m);
+    expect(engine.prometheus()).toMatch(/^engine_store_accepting 0$/m);
+    await engine.close();
   });
 });

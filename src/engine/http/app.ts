@@ -145,14 +145,16 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
   });
 
-  // Liveness: the process answers. Readiness (and /health): the outbox delivers to the memory
-  // service; a call waiting longer than `readyMaxOutboxLagMs` means memory is falling behind.
+  // Liveness: the process answers. Readiness (and /health): the engine's database keeps up and
+  // the outbox delivers to the memory service; a call waiting longer than `readyMaxOutboxLagMs`
+  // means memory is falling behind.
   app.get('/health/live', { schema: { security: [] } }, async () => ({ status: 'ok' }));
   for (const url of ['/health', '/health/ready']) {
     app.get(url, { schema: { security: [] } }, async (_request, reply) => {
       const outbox = engine.outbox.stats();
-      const ready = outbox.oldestPendingMs <= (options.readyMaxOutboxLagMs ?? OUTBOX_READY_MAX_LAG_MS);
-      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', games: engine.runningGames, outbox });
+      const store = engine.storeStats();
+      const ready = store.accepting && engine.outbox.accepting && outbox.oldestPendingMs <= (options.readyMaxOutboxLagMs ?? OUTBOX_READY_MAX_LAG_MS);
+      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', games: engine.runningGames, store, outbox });
     });
   }
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -57,6 +57,8 @@ export interface OutboxOptions {
   onError?: OutboundErrorHandler;
   /** Jitter source, [0, 1) (Default: Math.random). */
   random?: () => number;
+  /** Past this many undelivered calls the outbox is full: `accepting` turns false (Default: 100000). */
+  maxPending?: number;
 }
 
 export interface DeadLetter {
@@ -117,6 +119,7 @@ export class Outbox {
   readonly #maxEvents: number;
   readonly #onError: OutboundErrorHandler;
   readonly #random: () => number;
+  readonly #maxPending: number;
 
   readonly #games = new Map<GameId, GameQueues>();
   /** Every pending entry, in id order: the first key is the oldest. */
@@ -142,6 +145,15 @@ export class Outbox {
     this.#maxEvents = Math.min(options.maxEventsPerBatch ?? MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_BATCH);
     this.#onError = options.onError ?? defaultOnError;
     this.#random = options.random ?? Math.random;
+    this.#maxPending = options.maxPending ?? 100_000;
+  }
+
+  /**
+   * False once `maxPending` calls wait (the memory service far behind or away): the engine then
+   * refuses new lines rather than hold an unbounded backlog. Calls are still accepted if made.
+   */
+  get accepting(): boolean {
+    return this.#pending.size < this.#maxPending;
   }
 
   /** Takes back what a previous process left undelivered (from its store), before anything new. */

@@ -42,6 +42,17 @@ export async function readiness(db: Database, maxLagSeconds = MAX_CONSOLIDATION_
  */
 export function healthRoutes(app: FastifyInstance, db: Database): void {
   app.get('/health/live', { schema: { security: [] } }, async () => ({ status: 'ok' }));
+  // Counts only, across tenants (no tenant's data): for a scraper on the operators' network.
+  app.get('/metrics', { schema: { security: [], hide: true } }, async (_request, reply) => {
+    const ready = await readiness(db);
+    const gauges: [string, string, number][] = [
+      ['memory_database_up', 'Whether the database answered the check.', ready.database === 'ok' ? 1 : 0],
+      ['memory_consolidation_due', 'Consolidation jobs due now (at most one queued per game and NPC).', ready.consolidation?.due ?? 0],
+      ['memory_consolidation_lag_seconds', 'Age of the oldest due consolidation job.', ready.consolidation?.lagSeconds ?? 0],
+    ];
+    const text = gauges.map(([name, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${value}\n`).join('');
+    return reply.type('text/plain; version=0.0.4').send(text);
+  });
   for (const url of ['/health', '/health/ready']) {
     app.get(url, { schema: { security: [] } }, async (_request, reply) => {
       const ready = await readiness(db);
