@@ -25,6 +25,16 @@ export interface Config {
    */
   extractor: { kind: 'offline' } | { kind: 'llm'; baseUrl: string; model: string; apiKey?: string };
   logLevel: string;
+  /** The parties this process runs (SERVICES, comma-separated; Default: all three). */
+  services: ('memory' | 'registry' | 'engine')[];
+  /** Consolidation workers in a memory process (MEMORY_WORKERS; Default: 1; 0 for a replica that only serves). */
+  memoryWorkers: number;
+  /** Where an engine finds the parties it does not run (MEMORY_URL, REGISTRY_URL). */
+  memoryUrl?: string;
+  registryUrl?: string;
+  /** The memory service's tenant keys for an engine that runs apart (MEMORY_RUNTIME_KEY, MEMORY_ADMIN_KEY). */
+  memoryRuntimeKey?: string;
+  memoryAdminKey?: string;
   /** Batching window of consolidation after play, in ms (see MemoryConfig). */
   consolidationWindowMs: number;
 }
@@ -66,6 +76,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(consolidationWindowMs) || consolidationWindowMs < 0) {
     throw new Error('MEMORY_CONSOLIDATION_WINDOW_MS must be a whole number of milliseconds, 0 or more');
   }
+  const services = (env.SERVICES || 'memory,registry,engine').split(',').map((x) => x.trim());
+  for (const service of services) {
+    if (!['memory', 'registry', 'engine'].includes(service)) throw new Error(`SERVICES lists memory, registry and engine (comma-separated), not ${JSON.stringify(service)}`);
+  }
+  const memoryWorkers = Number(env.MEMORY_WORKERS ?? 1);
+  if (!Number.isInteger(memoryWorkers) || memoryWorkers < 0) throw new Error('MEMORY_WORKERS must be a whole number, 0 or more');
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     engineDatabaseUrl: env.ENGINE_DATABASE_URL || undefined,
@@ -85,6 +101,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { kind: 'llm', baseUrl: env.MODEL_URL!, model: env.EXTRACTOR_MODEL || env.MODEL_NAME!, apiKey: env.MODEL_API_KEY || undefined }
         : { kind: 'offline' },
     logLevel: env.LOG_LEVEL ?? 'info',
+    services: services as Config['services'],
+    memoryWorkers,
+    memoryUrl: env.MEMORY_URL || undefined,
+    registryUrl: env.REGISTRY_URL || undefined,
+    memoryRuntimeKey: env.MEMORY_RUNTIME_KEY || undefined,
+    memoryAdminKey: env.MEMORY_ADMIN_KEY || undefined,
     consolidationWindowMs,
   };
 }

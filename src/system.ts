@@ -1,7 +1,8 @@
 /**
  * The composition root: the three parties in one process on the embedded default, each on its
  * own port and talking through the same clients as when they run apart (HTTP to the memory
- * service and to the name registry), so the boundary is real code, not a convention.
+ * service and to the name registry), so the boundary is real code, not a convention. With
+ * SERVICES, a process runs only some of them (`startServices`): the production layout.
  *
  * | party            | port (default) | reached by the engine through        |
  * |------------------|----------------|--------------------------------------|
@@ -65,91 +66,151 @@ export interface LocalTenant {
   adminKey: string;
 }
 
+/** The parties a process runs (SERVICES): all three in one process by default. */
+export type Service = 'memory' | 'registry' | 'engine';
+
+/** What a process started: the parties it runs, each undefined when it runs elsewhere. */
+export interface RunningServices {
+  urls: { memory?: string; registry?: string; engine?: string };
+  memory?: MemorySystem;
+  engine?: GameEngine;
+  engineApp?: EngineApp;
+  registryApp?: FastifyInstance;
+  tenant?: LocalTenant;
+  runtime?: NpcRuntime;
+  operatorToken?: string;
+  close(): Promise<void>;
+}
+
+/** All three parties in this process (`npm start`, tests). */
 export async function startSystem(config: SystemConfig): Promise<RunningSystem> {
+  const running = await startServices({ ...config, services: ['memory', 'registry', 'engine'] });
+  return running as RunningSystem;
+}
+
+/**
+ * The parties in `config.services`, in this process. A party that runs elsewhere is reached at
+ * its URL (MEMORY_URL, REGISTRY_URL), with the tenant's keys from MEMORY_RUNTIME_KEY and
+ * MEMORY_ADMIN_KEY (else the local tenant file a memory process left in the data directory).
+ * Several memory processes may share one PostgreSQL: their consolidation workers claim jobs with
+ * `FOR UPDATE SKIP LOCKED`; they need the same keyring directory (or its copy).
+ */
+export async function startServices(config: SystemConfig & { services: readonly Service[] }): Promise<RunningServices> {
   await mkdir(config.dataDir, { recursive: true });
-  const memory = await openMemorySystem({
-    databaseUrl: config.databaseUrl,
-    pgliteDir: config.databaseUrl || config.inMemory ? undefined : path.join(config.dataDir, 'pglite'),
-    keyringDir: config.keyringDir,
-    embeddings: config.embeddings,
-    embedder: config.localEmbedder === 'hash' ? new LocalHashEmbedder() : undefined,
-    logger: config.logger,
-    lifecycle: {
-      consolidationWindowMs: config.consolidationWindowMs,
-      // MEMORY_EXTRACTOR: a chat model extracts facts at consolidation, or the offline rules do.
-      llm: config.extractor.kind === 'llm' ? { baseUrl: config.extractor.baseUrl, model: config.extractor.model, apiKey: config.extractor.apiKey } : undefined,
+  const runs = (s: Service) => config.services.includes(s);
+  const tenantFile = path.join(config.dataDir, 'local-tenant.json');
+  const closers: (() => Promise<unknown>)[] = [];
+  const running: RunningServices = {
+    urls: {},
+    async close() {
+      for (const close of closers) await close().catch(() => {});
     },
-  });
-  const closers: (() => Promise<unknown>)[] = [() => memory.close()];
+  };
   try {
-    const tenant = await localTenant(memory.db, path.join(config.dataDir, 'local-tenant.json'), config.inMemory);
-    const memoryUrl = await memory.app.listen({ host: config.host, port: config.memoryPort });
+    if (runs('memory')) {
+      const memory = await openMemorySystem({
+        databaseUrl: config.databaseUrl,
+        pgliteDir: config.databaseUrl || config.inMemory ? undefined : path.join(config.dataDir, 'pglite'),
+        keyringDir: config.keyringDir,
+        embeddings: config.embeddings,
+        embedder: config.localEmbedder === 'hash' ? new LocalHashEmbedder() : undefined,
+        logger: config.logger,
+        lifecycle: {
+          workers: config.memoryWorkers,
+          consolidationWindowMs: config.consolidationWindowMs,
+          // MEMORY_EXTRACTOR: a chat model extracts facts at consolidation, or the offline rules do.
+          llm: config.extractor.kind === 'llm' ? { baseUrl: config.extractor.baseUrl, model: config.extractor.model, apiKey: config.extractor.apiKey } : undefined,
+        },
+      });
+      closers.unshift(() => memory.close());
+      running.memory = memory;
+      running.tenant = await localTenant(memory.db, tenantFile, config.inMemory);
+      running.urls.memory = await memory.app.listen({ host: config.host, port: config.memoryPort });
+    }
 
-    const registry = await NameRegistry.load();
-    const registryApp = await buildRegistryApp({ registry });
-    closers.unshift(() => registryApp.close());
-    const registryUrl = await registryApp.listen({ host: config.host, port: config.registryPort });
+    if (runs('registry')) {
+      const registryApp = await buildRegistryApp({ registry: await NameRegistry.load() });
+      closers.unshift(() => registryApp.close());
+      running.registryApp = registryApp;
+      running.urls.registry = await registryApp.listen({ host: config.host, port: config.registryPort });
+    }
 
-    const registryClient = new HttpRegistryClient({ baseUrl: registryUrl });
-    const memoryClient = new MemoryHttpClient(memoryUrl, tenant.runtimeKey);
-    const host = new EngineNpcHost();
-    // The engine's own database (another party's than the memory service's): accounts, sessions, games, outbox.
-    const store = await openEngineDatabase(
-      config.engineDatabaseUrl ? { url: config.engineDatabaseUrl } : config.inMemory ? {} : { dir: path.join(config.dataDir, 'engine') },
-    );
-    closers.unshift(() => store.close());
-    const engine = new GameEngine({
-      registry: registryClient,
-      memory: new HttpMemoryPort(memoryClient),
-      proxySecret: await secretFile(config.keyringDir, 'engine-proxy.key'),
-      onParticipantMessage: host.publish,
-      onGameEnded: host.publishEnded,
-      store,
-    });
-    host.attach(engine);
-    // Sessions, undelivered memory-service calls and running games, as the last process left them.
-    await engine.restore();
-    closers.unshift(() => engine.close());
-
-    const provider: ModelProvider = config.model ? new OpenAIChatProvider(config.model) : new OfflineResponder();
-    const metrics = new TurnMetrics();
-    const runtime = new NpcRuntime(host, (gameId, npcId, request) => memoryClient.context(gameId, npcId, request), provider, metrics, {
-      onError: (error, event, npcId) =>
-        (config.logger || undefined)?.warn({ err: error instanceof Error ? error.message : String(error), gameId: event.gameId, npcId }, 'NPC turn failed'),
-    });
-    runtime.start();
-    closers.unshift(async () => {
-      runtime.stop();
-      await runtime.idle();
-    });
-
-    const engineApp = await buildEngineApp({ engine, registry: registryClient });
-    closers.unshift(() => engineApp.app.close());
-    // The operator token is kept as text, so an operator can paste it: data/keys/operator.token.
-    const operatorToken = Buffer.from(await secretFile(config.keyringDir, 'operator-token.key')).toString('base64url');
-    await writeFile(path.join(config.keyringDir, 'operator.token'), `${operatorToken}\n`, { mode: 0o600 });
-    npcOperatorRoutes(engineApp.app, { runtime, metrics, operatorToken, extra: () => engine.prometheus() });
-    await engineApp.app.register(webPlugin, { engine, registry: registryClient, memoryUrl });
-    const engineUrl = await engineApp.app.listen({ host: config.host, port: config.enginePort });
-
-    await seedPersonas(memoryUrl, tenant.adminKey);
-    return {
-      urls: { memory: memoryUrl, registry: registryUrl, engine: engineUrl },
-      memory,
-      engine,
-      engineApp,
-      registryApp,
-      tenant,
-      runtime,
-      operatorToken,
-      async close() {
-        for (const close of closers) await close().catch(() => {});
-      },
-    };
+    if (runs('engine')) {
+      const memoryUrl = running.urls.memory ?? config.memoryUrl;
+      const registryUrl = running.urls.registry ?? config.registryUrl;
+      if (!memoryUrl || !registryUrl) throw new Error('An engine without the memory service and the registry in its process needs MEMORY_URL and REGISTRY_URL.');
+      const keys = running.tenant ?? (await tenantKeys(config, tenantFile));
+      await startEngine(config, { memoryUrl, registryUrl, keys }, running, closers);
+    }
+    return running;
   } catch (error) {
-    for (const close of closers) await close().catch(() => {});
+    await running.close();
     throw error;
   }
+}
+
+/** The tenant keys of an engine whose memory service runs elsewhere. */
+async function tenantKeys(config: SystemConfig, file: string): Promise<{ runtimeKey: string; adminKey?: string }> {
+  if (config.memoryRuntimeKey) return { runtimeKey: config.memoryRuntimeKey, ...(config.memoryAdminKey ? { adminKey: config.memoryAdminKey } : {}) };
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as LocalTenant;
+  } catch {
+    throw new Error(`The engine needs the memory service's tenant keys: set MEMORY_RUNTIME_KEY (and MEMORY_ADMIN_KEY), or start a memory process on this data directory first (${file}).`);
+  }
+}
+
+async function startEngine(
+  config: SystemConfig,
+  peers: { memoryUrl: string; registryUrl: string; keys: { runtimeKey: string; adminKey?: string } },
+  running: RunningServices,
+  closers: (() => Promise<unknown>)[],
+): Promise<void> {
+  const registryClient = new HttpRegistryClient({ baseUrl: peers.registryUrl });
+  const memoryClient = new MemoryHttpClient(peers.memoryUrl, peers.keys.runtimeKey);
+  const host = new EngineNpcHost();
+  // The engine's own database (another party's than the memory service's): accounts, sessions, games, outbox.
+  const store = await openEngineDatabase(
+    config.engineDatabaseUrl ? { url: config.engineDatabaseUrl } : config.inMemory ? {} : { dir: path.join(config.dataDir, 'engine') },
+  );
+  closers.unshift(() => store.close());
+  const engine = new GameEngine({
+    registry: registryClient,
+    memory: new HttpMemoryPort(memoryClient),
+    proxySecret: await secretFile(config.keyringDir, 'engine-proxy.key'),
+    onParticipantMessage: host.publish,
+    onGameEnded: host.publishEnded,
+    store,
+  });
+  host.attach(engine);
+  // Sessions, undelivered memory-service calls and running games, as the last process left them.
+  await engine.restore();
+  closers.unshift(() => engine.close());
+  running.engine = engine;
+
+  const provider: ModelProvider = config.model ? new OpenAIChatProvider(config.model) : new OfflineResponder();
+  const metrics = new TurnMetrics();
+  const runtime = new NpcRuntime(host, (gameId, npcId, request) => memoryClient.context(gameId, npcId, request), provider, metrics, {
+    onError: (error, event, npcId) =>
+      (config.logger || undefined)?.warn({ err: error instanceof Error ? error.message : String(error), gameId: event.gameId, npcId }, 'NPC turn failed'),
+  });
+  runtime.start();
+  closers.unshift(async () => {
+    runtime.stop();
+    await runtime.idle();
+  });
+  running.runtime = runtime;
+
+  const engineApp = await buildEngineApp({ engine, registry: registryClient });
+  closers.unshift(() => engineApp.app.close());
+  running.engineApp = engineApp;
+  // The operator token is kept as text, so an operator can paste it: data/keys/operator.token.
+  const operatorToken = Buffer.from(await secretFile(config.keyringDir, 'operator-token.key')).toString('base64url');
+  await writeFile(path.join(config.keyringDir, 'operator.token'), `${operatorToken}\n`, { mode: 0o600 });
+  running.operatorToken = operatorToken;
+  npcOperatorRoutes(engineApp.app, { runtime, metrics, operatorToken, extra: () => engine.prometheus() });
+  await engineApp.app.register(webPlugin, { engine, registry: registryClient, memoryUrl: peers.memoryUrl });
+  running.urls.engine = await engineApp.app.listen({ host: config.host, port: config.enginePort });
+  if (peers.keys.adminKey) await seedPersonas(peers.memoryUrl, peers.keys.adminKey);
 }
 
 /**
