@@ -9,6 +9,7 @@
  * | NPC turn      | (at the largest store)            | stage breakdown                              |
  * | consolidation | episodes per job                  | rule extractor alone, no database            |
  * | engine        | 10 games -> 1,000 games           | naive fan-out floor; 10 games                |
+ * | load          | human pace -> bot pace (HTTP)     | the same run with embedding outside (fake)   |
  *
  * Writes docs/benchmarks.md (machine, date, revision, every table). `--quick` for a small run.
  */
@@ -22,7 +23,7 @@ import { Command } from 'commander';
 const opts = new Command('bench')
   .option('--quick', 'small sizes (about a minute); the full run takes several minutes')
   .option('--backend <which>', 'pglite, postgres or both', 'both')
-  .option('--only <parts>', 'comma-separated: store,consolidation,engine')
+  .option('--only <parts>', 'comma-separated: store,consolidation,engine,load')
   .option('--out <file>', 'markdown report', 'docs/benchmarks.md')
   .parse()
   .opts<{ quick?: boolean; backend: string; only?: string; out: string }>();
@@ -42,7 +43,12 @@ const parts = [
   {
     name: 'engine',
     title: 'Engine',
-    cmd: ['node', '--expose-gc', '--import', 'tsx', 'bench/engine.ts', ...(opts.quick ? ['--games', '100', '--messages', '5000', '--ws-games', '10', '--ws-messages', '300'] : [])],
+    cmd: ['node', '--expose-gc', '--import', 'tsx', 'bench/engine.ts', ...(opts.quick ? ['--games', '100', '--messages', '5000', '--ws-games', '10', '--ws-messages', '300', '--durable-messages', '1000'] : [])],
+  },
+  {
+    name: 'load',
+    title: 'The whole system under players',
+    cmd: ['npx', 'tsx', 'bench/load.ts', ...(opts.quick ? ['--runs', 'pglite:use:10000:50,postgres:use:10000:50,postgres:openai:10000:50', '--duration', '30'] : [])],
   },
 ].filter((p) => !opts.only || opts.only.split(',').includes(p.name));
 

@@ -1,0 +1,301 @@
+/**
+ * `npx tsx bench/load.ts`: the whole system under players, as an operator would run it. The system
+ * runs as its own process (`src/main.ts`, the embedded default or native PostgreSQL), this process
+ * plays: G games x P anonymous players, each saying a line every `interval` (spread at random),
+ * a share of them addressed to the room's NPC, for `duration`, over the public HTTP API.
+ *
+ * Measured per run: `say` latency (until acknowledged, i.e. kept in the engine's database); NPC
+ * reply latency (from the say to the end of the turn that answered it, from the operator's turn
+ * records); the outbox lag and the consolidation lag, sampled every second from /metrics; the
+ * system process's CPU (so the cost per line shows) and RSS (fresh, at peak, and after every game
+ * has ended). Runs are given as backend:embedder:interval-ms[:games], e.g. postgres:use:10000.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Command } from 'commander';
+import pg from 'pg';
+import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
+import { percentile } from './support.js';
+
+const opts = new Command('bench:load')
+  .option('--runs <list>', 'backend:embedder:interval-ms[:games] (embedder: use, hash or openai, a local fake endpoint)', 'pglite:use:10000,postgres:use:10000,postgres:use:2000,postgres:openai:10000')
+  .option('--games <n>', 'games (unless a run names its own)', '200')
+  .option('--participants <n>', 'players per game', '8')
+  .option('--duration <s>', 'seconds of play per run', '120')
+  .option('--addressed <share>', 'share of lines addressed to the NPC (@Tobias)', '0.25')
+  .option('--out <file>', 'markdown report', 'docs/benchmarks-load.md')
+  .parse()
+  .opts<{ runs: string; games: string; participants: string; duration: string; addressed: string; out: string }>();
+
+const PARTICIPANTS = Number(opts.participants);
+const DURATION_MS = Number(opts.duration) * 1000;
+const ADDRESSED = Number(opts.addressed);
+const LINES = [
+  'has anyone looked behind the clock yet?',
+  'I keep bees on a rooftop in Lyon, so this smell of wax is home to me',
+  'my sister Ines would love this room, she collects old maps',
+  'what do you make of the portrait by the door?',
+  'I am honestly terrified of spiders, keep them away from me',
+  'we just moved house, to Geneva, last month',
+  'the ledger looks important, does anyone have it?',
+  'I work nights as a nurse, so I am wide awake',
+];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface RunSpec {
+  backend: 'pglite' | 'postgres';
+  embedder: 'use' | 'hash' | 'openai';
+  intervalMs: number;
+  games: number;
+}
+
+interface RunResult extends RunSpec {
+  offeredPerS: number;
+  achievedPerS: number;
+  sayP50: number;
+  sayP99: number;
+  refused: number;
+  replies: number;
+  replyP50: number;
+  replyP95: number;
+  outboxLagMaxS: number;
+  consolidationLagMaxS: number;
+  catchUpS: number;
+  cpuCores: number;
+  cpuMsPerLine: number;
+  rssFreshMiB: number;
+  rssPeakMiB: number;
+  rssEndedMiB: number;
+}
+
+/** Starts the system as a process; resolves with its URLs once its banner is printed. */
+function startSystemProcess(env: Record<string, string>): Promise<{ child: ChildProcess; engine: string; memory: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, LOG_LEVEL: 'error', PORT: '0', MEMORY_PORT: '0', REGISTRY_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (chunk) => {
+      out += String(chunk);
+      const engine = /play:\s+(http:\/\/\S+?)\/?\s/.exec(out)?.[1];
+      const memory = /memory service:\s+(http:\/\/\S+?)\s/.exec(out)?.[1];
+      if (engine && memory) resolve({ child, engine, memory });
+    });
+    child.once('exit', (code) => reject(new Error(`the system exited with ${code}: ${out}`)));
+  });
+}
+
+/** CPU seconds (user + system) and RSS of a process, from /proc. */
+async function usage(pid: number): Promise<{ cpuS: number; rssMiB: number }> {
+  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  const ticks = Number(stat[11]) + Number(stat[12]); // utime, stime (fields 14, 15)
+  const rssPages = Number(stat[21]); // field 24
+  return { cpuS: ticks / 100, rssMiB: (rssPages * 4096) / 2 ** 20 };
+}
+
+async function postgresDatabases(): Promise<{ memory: string; engine: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const names = [`load_memory_${randomBytes(4).toString('hex')}`, `load_engine_${randomBytes(4).toString('hex')}`];
+  for (const name of names) await admin.query(`CREATE DATABASE ${name}`);
+  const url = (name: string) => Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+  return {
+    memory: url(names[0]!),
+    engine: url(names[1]!),
+    async drop() {
+      for (const name of names) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+async function run(spec: RunSpec): Promise<RunResult> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-load-'));
+  const dbs = spec.backend === 'postgres' ? await postgresDatabases() : undefined;
+  const fake = spec.embedder === 'openai' ? await startFakeOpenAI() : undefined;
+  const env: Record<string, string> = {
+    MEMORY_DATA_DIR: dataDir,
+    ...(dbs ? { DATABASE_URL: dbs.memory, ENGINE_DATABASE_URL: dbs.engine } : {}),
+    ...(spec.embedder === 'openai' ? { EMBEDDINGS_URL: fake!.baseUrl, EMBEDDINGS_MODEL: 'fake-embed-512' } : { EMBEDDINGS: spec.embedder }),
+  };
+  const system = await startSystemProcess(env);
+  const pid = system.child.pid!;
+  try {
+    const operator = (await readFile(path.join(dataDir, 'keys', 'operator.token'), 'utf8')).trim();
+    const call = async (method: string, url: string, body?: object, token?: string) => {
+      const response = await fetch(`${system.engine}${url}`, {
+        method,
+        headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+    };
+    await sleep(2000);
+    const fresh = await usage(pid);
+
+    // ---- set-up: games and players ----
+    const games: { gameId: string; tokens: string[] }[] = [];
+    for (let g = 0; g < spec.games; g += 20) {
+      games.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(20, spec.games - g) }, async () => {
+            const tokens: string[] = [];
+            for (let p = 0; p < PARTICIPANTS; p += 1) tokens.push((await call('POST', '/v1/sessions/anonymous', { displayName: `Player ${p}` })).body.token as string);
+            const gameId = (await call('POST', '/v1/games', {}, tokens[0])).body.gameId as string;
+            for (const token of tokens) await call('POST', `/v1/games/${gameId}/join`, {}, token);
+            return { gameId, tokens };
+          }),
+        )),
+      );
+    }
+
+    // ---- play ----
+    const sayMs: number[] = [];
+    const sentAt = new Map<string, number>(); // `${gameId}/${seq}` of addressed lines -> epoch ms
+    let refused = 0;
+    let peakRss = fresh.rssMiB;
+    let outboxLagMax = 0;
+    let consolidationLagMax = 0;
+    const metric = (text: string, name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0);
+    const sample = async () => {
+      const [engineMetrics, memoryMetrics, use] = await Promise.all([
+        fetch(`${system.engine}/metrics`, { headers: { authorization: `Bearer ${operator}` } }).then((r) => r.text()),
+        fetch(`${system.memory}/metrics`).then((r) => r.text()),
+        usage(pid),
+      ]);
+      peakRss = Math.max(peakRss, use.rssMiB);
+      return { outboxLag: metric(engineMetrics, 'engine_outbox_lag_seconds'), consolidationLag: metric(memoryMetrics, 'memory_consolidation_lag_seconds'), due: metric(memoryMetrics, 'memory_consolidation_due'), pending: metric(engineMetrics, 'engine_outbox_pending') };
+    };
+    let playing = true;
+    const sampler = (async () => {
+      while (playing) {
+        const s = await sample();
+        outboxLagMax = Math.max(outboxLagMax, s.outboxLag);
+        consolidationLagMax = Math.max(consolidationLagMax, s.consolidationLag);
+        await sleep(1000);
+      }
+    })();
+    const before = await usage(pid);
+    const started = performance.now();
+    const end = Date.now() + DURATION_MS;
+    let offered = 0;
+    const players = games.flatMap((game) => game.tokens.map((token) => ({ game, token })));
+    await Promise.all(
+      players.map(async ({ game, token }) => {
+        await sleep(Math.random() * spec.intervalMs);
+        while (Date.now() < end) {
+          const addressed = Math.random() < ADDRESSED;
+          const text = `${addressed ? '@Tobias ' : ''}${LINES[Math.floor(Math.random() * LINES.length)]}`;
+          const t0 = performance.now();
+          const at = Date.now();
+          offered += 1;
+          const answer = await call('POST', `/v1/games/${game.gameId}/say`, { text }, token);
+          if (answer.status === 201) {
+            sayMs.push(performance.now() - t0);
+            if (addressed) sentAt.set(`${game.gameId}/${(answer.body.entry as { seq: number }).seq}`, at);
+          } else refused += 1;
+          // A line every interval on average, spread between half and one and a half of it.
+          await sleep(spec.intervalMs * (0.5 + Math.random()));
+        }
+      }),
+    );
+    const elapsedS = (performance.now() - started) / 1000;
+    const after = await usage(pid);
+    const catchUpStarted = performance.now();
+    for (;;) {
+      const s = await sample();
+      outboxLagMax = Math.max(outboxLagMax, s.outboxLag);
+      consolidationLagMax = Math.max(consolidationLagMax, s.consolidationLag);
+      if ((s.pending === 0 && s.due === 0) || performance.now() - catchUpStarted > 120_000) break;
+      await sleep(500);
+    }
+    const catchUpS = (performance.now() - catchUpStarted) / 1000;
+    playing = false;
+    await sampler;
+
+    // ---- NPC replies, from the operator's turn records ----
+    const replyMs: number[] = [];
+    for (const game of games) {
+      const turns = (await (await fetch(`${system.engine}/v1/games/${game.gameId}/npc-turns`, { headers: { authorization: `Bearer ${operator}` } })).json()) as { turns: { triggerSeq: number; at: number }[] };
+      for (const turn of turns.turns) {
+        const t0 = sentAt.get(`${game.gameId}/${turn.triggerSeq}`);
+        if (t0 !== undefined) replyMs.push(turn.at - t0);
+      }
+    }
+
+    // ---- every game ends: what is left in the process ----
+    for (let g = 0; g < games.length; g += 20) {
+      await Promise.all(games.slice(g, g + 20).map((game) => call('POST', `/v1/games/${game.gameId}/end`, {}, game.tokens[0])));
+    }
+    await sleep(10_000);
+    const ended = await usage(pid);
+
+    const lines = sayMs.length;
+    return {
+      ...spec,
+      offeredPerS: offered / elapsedS,
+      achievedPerS: lines / elapsedS,
+      sayP50: percentile(sayMs, 50),
+      sayP99: percentile(sayMs, 99),
+      refused,
+      replies: replyMs.length,
+      replyP50: replyMs.length ? percentile(replyMs, 50) : NaN,
+      replyP95: replyMs.length ? percentile(replyMs, 95) : NaN,
+      outboxLagMaxS: outboxLagMax,
+      consolidationLagMaxS: consolidationLagMax,
+      catchUpS,
+      cpuCores: (after.cpuS - before.cpuS) / elapsedS,
+      cpuMsPerLine: ((after.cpuS - before.cpuS) * 1000) / Math.max(1, lines),
+      rssFreshMiB: fresh.rssMiB,
+      rssPeakMiB: peakRss,
+      rssEndedMiB: ended.rssMiB,
+    };
+  } finally {
+    system.child.kill('SIGTERM');
+    await new Promise((resolve) => system.child.once('exit', resolve));
+    await fake?.close();
+    await dbs?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const specs: RunSpec[] = opts.runs.split(',').map((r) => {
+  const [backend, embedder, interval, games] = r.split(':');
+  return { backend: backend as RunSpec['backend'], embedder: embedder as RunSpec['embedder'], intervalMs: Number(interval), games: Number(games ?? opts.games) };
+});
+const results: RunResult[] = [];
+for (const spec of specs) {
+  process.stderr.write(`load: ${spec.backend}, ${spec.embedder}, ${spec.games} games x ${PARTICIPANTS}, a line every ${spec.intervalMs} ms each, ${DURATION_MS / 1000} s\n`);
+  results.push(await run(spec));
+  process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
+}
+
+const f = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+const holds = (r: RunResult) => r.sayP99 <= 100 && r.replyP95 <= 1500 && r.outboxLagMaxS <= 10 && r.consolidationLagMaxS <= 10;
+const header =
+  '| backend | embedder | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies | reply p50 ms | reply p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / all ended MiB | targets |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
+const rows = results.map(
+  (r) =>
+    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x) | ${holds(r) ? 'held' : 'NOT held'} |`,
+);
+const table = [header, ...rows].join('\n');
+console.log(table);
+await writeFile(
+  opts.out,
+  `Players over the public HTTP API against the system as its own process (\`src/main.ts\`), ${DURATION_MS / 1000} s per run, ${Math.round(ADDRESSED * 100)}% of lines addressed to the room's NPC (Tobias, in the foyer where every player stays). Targets (issue 14): say p99 <= 100 ms, NPC reply p95 <= 1.5 s, outbox and consolidation lag <= 10 s throughout; RSS after every game ended within 1.25x of fresh.
+
+${table}
+
+- **say**: until the engine answered 201, i.e. the line is kept in the engine's database (its log row and outbox calls committed). "refused": any other answer (rate limit, 503).
+- **NPC reply**: from sending an addressed line to the end of the NPC turn that answered it (the turn records of \`/v1/games/:id/npc-turns\`); lines over the room's turn budget get a "busy" notice instead and are not counted.
+- **lags**: sampled every second from \`/metrics\` (the engine's oldest undelivered memory call; the memory service's oldest due consolidation job) during play and until both queues were empty again ("catch-up", after the last line).
+- **CPU**: the system process's user + system time during play over wall time (2 cores: at most 2.00), and per acknowledged line: what a line costs the engine, the memory service (ingest, embedding every line for retrieval, consolidation) and the NPC turns together. With the sentence encoder in the process, embedding is most of it; with an OpenAI-compatible embedding endpoint (here a local fake with negligible cost) that work leaves the process, which shows where the 2 cores' ceiling is.
+`,
+);
+console.log(`\nwrote ${opts.out}`);
