@@ -22,7 +22,7 @@ import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 import { percentile } from './support.js';
 
 const opts = new Command('bench:load')
-  .option('--runs <list>', 'backend:embedder:interval-ms[:games] (embedder: use, hash or openai, a local fake endpoint)', 'pglite:use:10000,postgres:use:10000,postgres:use:2000,postgres:openai:10000')
+  .option('--runs <list>', 'backend:embedder:interval-ms[:games[:split]] (embedder: use, hash or openai, a local fake endpoint; split: memory and engine as two processes; workers: and consolidation in a third)', 'pglite:use:10000,postgres:use:10000,postgres:use:2000,postgres:openai:10000')
   .option('--games <n>', 'games (unless a run names its own)', '200')
   .option('--participants <n>', 'players per game', '8')
   .option('--duration <s>', 'seconds of play per run', '120')
@@ -34,6 +34,8 @@ const opts = new Command('bench:load')
 const PARTICIPANTS = Number(opts.participants);
 const DURATION_MS = Number(opts.duration) * 1000;
 const ADDRESSED = Number(opts.addressed);
+/** Consolidation workers of the memory process (MEMORY_WORKERS, passed through to the system). */
+const WORKERS = Number(process.env.MEMORY_WORKERS ?? 1);
 const LINES = [
   'has anyone looked behind the clock yet?',
   'I keep bees on a rooftop in Lyon, so this smell of wax is home to me',
@@ -51,6 +53,8 @@ interface RunSpec {
   embedder: 'use' | 'hash' | 'openai';
   intervalMs: number;
   games: number;
+  /** `one`: \`npm start\`, every party in one process; `split`: a memory process and an engine process. */
+  layout: 'one' | 'split' | 'workers';
 }
 
 interface RunResult extends RunSpec {
@@ -60,6 +64,8 @@ interface RunResult extends RunSpec {
   sayP99: number;
   refused: number;
   replies: number;
+  /** Addressed lines acknowledged: replies / addressed is the share an NPC answered. */
+  addressed: number;
   replyP50: number;
   replyP95: number;
   outboxLagMaxS: number;
@@ -72,8 +78,8 @@ interface RunResult extends RunSpec {
   rssEndedMiB: number;
 }
 
-/** Starts the system as a process; resolves with its URLs once its banner is printed. */
-function startSystemProcess(env: Record<string, string>): Promise<{ child: ChildProcess; engine: string; memory: string }> {
+/** Starts `src/main.ts` with `env`; resolves with the URLs of its banner once it is printed. */
+function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; urls: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, LOG_LEVEL: 'error', PORT: '0', MEMORY_PORT: '0', REGISTRY_PORT: '0', ...env },
@@ -82,20 +88,43 @@ function startSystemProcess(env: Record<string, string>): Promise<{ child: Child
     let out = '';
     child.stdout!.on('data', (chunk) => {
       out += String(chunk);
-      const engine = /play:\s+(http:\/\/\S+?)\/?\s/.exec(out)?.[1];
-      const memory = /memory service:\s+(http:\/\/\S+?)\s/.exec(out)?.[1];
-      if (engine && memory) resolve({ child, engine, memory });
+      if (!out.endsWith('\n\n')) return; // the banner is printed whole, ending with a blank line
+      resolve({ child, urls: Object.fromEntries([...out.matchAll(/^\s+(play|memory service):\s+(http:\/\/\S+?)\/?(?:\s|$)/gm)].map((m) => [m[1]!, m[2]!])) });
     });
-    child.once('exit', (code) => reject(new Error(`the system exited with ${code}: ${out}`)));
+    child.once('exit', (code) => reject(new Error(`${env.SERVICES ?? 'the system'} exited with ${code}: ${out}`)));
   });
 }
 
-/** CPU seconds (user + system) and RSS of a process, from /proc. */
-async function usage(pid: number): Promise<{ cpuS: number; rssMiB: number }> {
-  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  const ticks = Number(stat[11]) + Number(stat[12]); // utime, stime (fields 14, 15)
-  const rssPages = Number(stat[21]); // field 24
-  return { cpuS: ticks / 100, rssMiB: (rssPages * 4096) / 2 ** 20 };
+/** The system: one process (\`npm start\`), or the production layout of a memory process and an engine process. */
+async function startSystemProcesses(layout: RunSpec['layout'], env: Record<string, string>, dataDir: string): Promise<{ children: ChildProcess[]; engine: string; memory: string }> {
+  if (layout === 'one') {
+    const { child, urls } = await startProcess(env);
+    return { children: [child], engine: urls.play!, memory: urls['memory service']! };
+  }
+  // `workers`: consolidation in a process of its own, so that serving never waits behind it.
+  const memory = await startProcess({ ...env, SERVICES: 'memory', ...(layout === 'workers' ? { MEMORY_WORKERS: '0' } : {}) });
+  const workers = layout === 'workers' ? [(await startProcess({ ...env, SERVICES: 'memory' })).child] : [];
+  const tenant = JSON.parse(await readFile(path.join(dataDir, 'local-tenant.json'), 'utf8')) as { runtimeKey: string; adminKey: string };
+  const engine = await startProcess({
+    ...env,
+    SERVICES: 'registry,engine',
+    MEMORY_URL: memory.urls['memory service']!,
+    MEMORY_RUNTIME_KEY: tenant.runtimeKey,
+    MEMORY_ADMIN_KEY: tenant.adminKey,
+  });
+  return { children: [memory.child, ...workers, engine.child], engine: engine.urls.play!, memory: memory.urls['memory service']! };
+}
+
+/** CPU seconds (user + system) and RSS of the system's processes together, from /proc. */
+async function usage(pids: readonly number[]): Promise<{ cpuS: number; rssMiB: number }> {
+  let cpuS = 0;
+  let rssMiB = 0;
+  for (const pid of pids) {
+    const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+    cpuS += (Number(stat[11]) + Number(stat[12])) / 100; // utime, stime (fields 14, 15)
+    rssMiB += (Number(stat[21]) * 4096) / 2 ** 20; // rss pages (field 24)
+  }
+  return { cpuS, rssMiB };
 }
 
 async function postgresDatabases(): Promise<{ memory: string; engine: string; drop(): Promise<void> }> {
@@ -124,19 +153,34 @@ async function run(spec: RunSpec): Promise<RunResult> {
     ...(dbs ? { DATABASE_URL: dbs.memory, ENGINE_DATABASE_URL: dbs.engine } : {}),
     ...(spec.embedder === 'openai' ? { EMBEDDINGS_URL: fake!.baseUrl, EMBEDDINGS_MODEL: 'fake-embed-512' } : { EMBEDDINGS: spec.embedder }),
   };
-  const system = await startSystemProcess(env);
-  const pid = system.child.pid!;
+  const system = await startSystemProcesses(spec.layout, env, dataDir);
+  const pid = system.children.map((c) => c.pid!);
   try {
     const operator = (await readFile(path.join(dataDir, 'keys', 'operator.token'), 'utf8')).trim();
     const call = async (method: string, url: string, body?: object, token?: string) => {
-      const response = await fetch(`${system.engine}${url}`, {
-        method,
-        headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+      try {
+        const response = await fetch(`${system.engine}${url}`, {
+          method,
+          headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+          // An overloaded system answers late or not at all: a client gives up after 10 s.
+          signal: AbortSignal.timeout(10_000),
+        });
+        return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+      } catch {
+        return { status: 0, body: {} };
+      }
     };
-    await sleep(2000);
+    // Fresh: ready to serve, the sentence encoder loaded (one game, one line), nothing held.
+    {
+      const warm = (await call('POST', '/v1/sessions/anonymous', { displayName: 'Warm-up' })).body.token as string;
+      const gameId = (await call('POST', '/v1/games', {}, warm)).body.gameId as string;
+      await call('POST', `/v1/games/${gameId}/join`, {}, warm);
+      await call('POST', `/v1/games/${gameId}/say`, { text: '@Tobias good evening' }, warm);
+      await sleep(3000);
+      await call('POST', `/v1/games/${gameId}/end`, {}, warm);
+      await sleep(2000);
+    }
     const fresh = await usage(pid);
 
     // ---- set-up: games and players ----
@@ -165,8 +209,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
     const metric = (text: string, name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0);
     const sample = async () => {
       const [engineMetrics, memoryMetrics, use] = await Promise.all([
-        fetch(`${system.engine}/metrics`, { headers: { authorization: `Bearer ${operator}` } }).then((r) => r.text()),
-        fetch(`${system.memory}/metrics`).then((r) => r.text()),
+        fetch(`${system.engine}/metrics`, { headers: { authorization: `Bearer ${operator}` }, signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => ''),
+        fetch(`${system.memory}/metrics`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => ''),
         usage(pid),
       ]);
       peakRss = Math.max(peakRss, use.rssMiB);
@@ -185,13 +229,15 @@ async function run(spec: RunSpec): Promise<RunResult> {
     const started = performance.now();
     const end = Date.now() + DURATION_MS;
     let offered = 0;
+    let said = 0;
     const players = games.flatMap((game) => game.tokens.map((token) => ({ game, token })));
     await Promise.all(
       players.map(async ({ game, token }) => {
         await sleep(Math.random() * spec.intervalMs);
         while (Date.now() < end) {
           const addressed = Math.random() < ADDRESSED;
-          const text = `${addressed ? '@Tobias ' : ''}${LINES[Math.floor(Math.random() * LINES.length)]}`;
+          // Every line is new (players do not repeat themselves): no embedding comes from a cache.
+          const text = `${addressed ? '@Tobias ' : ''}${LINES[Math.floor(Math.random() * LINES.length)]}, ${said++ === 0 ? 'first' : `number ${said}`} from ${token.slice(0, 6)}`;
           const t0 = performance.now();
           const at = Date.now();
           offered += 1;
@@ -212,7 +258,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
       const s = await sample();
       outboxLagMax = Math.max(outboxLagMax, s.outboxLag);
       consolidationLagMax = Math.max(consolidationLagMax, s.consolidationLag);
-      if ((s.pending === 0 && s.due === 0) || performance.now() - catchUpStarted > 120_000) break;
+      if ((s.pending === 0 && s.due === 0) || performance.now() - catchUpStarted > 60_000) break;
       await sleep(500);
     }
     const catchUpS = (performance.now() - catchUpStarted) / 1000;
@@ -230,9 +276,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
     }
 
     // ---- every game ends: what is left in the process ----
-    for (let g = 0; g < games.length; g += 20) {
-      await Promise.all(games.slice(g, g + 20).map((game) => call('POST', `/v1/games/${game.gameId}/end`, {}, game.tokens[0])));
-    }
+    await Promise.all(games.map((game) => call('POST', `/v1/games/${game.gameId}/end`, {}, game.tokens[0])));
     await sleep(10_000);
     const ended = await usage(pid);
 
@@ -245,6 +289,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
       sayP99: percentile(sayMs, 99),
       refused,
       replies: replyMs.length,
+      addressed: sentAt.size,
       replyP50: replyMs.length ? percentile(replyMs, 50) : NaN,
       replyP95: replyMs.length ? percentile(replyMs, 95) : NaN,
       outboxLagMaxS: outboxLagMax,
@@ -257,8 +302,10 @@ async function run(spec: RunSpec): Promise<RunResult> {
       rssEndedMiB: ended.rssMiB,
     };
   } finally {
-    system.child.kill('SIGTERM');
-    await new Promise((resolve) => system.child.once('exit', resolve));
+    for (const child of system.children) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
     await fake?.close();
     await dbs?.drop();
     await rm(dataDir, { recursive: true, force: true });
@@ -266,12 +313,18 @@ async function run(spec: RunSpec): Promise<RunResult> {
 }
 
 const specs: RunSpec[] = opts.runs.split(',').map((r) => {
-  const [backend, embedder, interval, games] = r.split(':');
-  return { backend: backend as RunSpec['backend'], embedder: embedder as RunSpec['embedder'], intervalMs: Number(interval), games: Number(games ?? opts.games) };
+  const [backend, embedder, interval, games, layout] = r.split(':');
+  return {
+    backend: backend as RunSpec['backend'],
+    embedder: embedder as RunSpec['embedder'],
+    intervalMs: Number(interval),
+    games: Number(games || opts.games),
+    layout: layout === 'split' || layout === 'workers' ? layout : 'one',
+  };
 });
 const results: RunResult[] = [];
 for (const spec of specs) {
-  process.stderr.write(`load: ${spec.backend}, ${spec.embedder}, ${spec.games} games x ${PARTICIPANTS}, a line every ${spec.intervalMs} ms each, ${DURATION_MS / 1000} s\n`);
+  process.stderr.write(`load: ${spec.backend}, ${spec.embedder}, ${spec.layout}, ${spec.games} games x ${PARTICIPANTS}, a line every ${spec.intervalMs} ms each, ${DURATION_MS / 1000} s\n`);
   results.push(await run(spec));
   process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
 }
@@ -279,10 +332,10 @@ for (const spec of specs) {
 const f = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
 const holds = (r: RunResult) => r.sayP99 <= 100 && r.replyP95 <= 1500 && r.outboxLagMaxS <= 10 && r.consolidationLagMaxS <= 10;
 const header =
-  '| backend | embedder | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies | reply p50 ms | reply p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / all ended MiB | targets |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
+  '| backend | embedder | processes | consolidation workers | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies / addressed | reply p50 ms | reply p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / all ended MiB | targets |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
 const rows = results.map(
   (r) =>
-    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x) | ${holds(r) ? 'held' : 'NOT held'} |`,
+    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${{ one: 'one (npm start)', split: 'memory + engine', workers: 'memory + workers + engine' }[r.layout]} | ${WORKERS} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} / ${r.addressed} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x) | ${holds(r) ? 'held' : 'NOT held'} |`,
 );
 const table = [header, ...rows].join('\n');
 console.log(table);
@@ -292,10 +345,11 @@ await writeFile(
 
 ${table}
 
-- **say**: until the engine answered 201, i.e. the line is kept in the engine's database (its log row and outbox calls committed). "refused": any other answer (rate limit, 503).
+- **say**: until the engine answered 201, i.e. the line is kept in the engine's database (its log row and outbox calls committed). "refused": any other answer (rate limit, 503), or none within 10 s (the client gives up).
 - **NPC reply**: from sending an addressed line to the end of the NPC turn that answered it (the turn records of \`/v1/games/:id/npc-turns\`); lines over the room's turn budget get a "busy" notice instead and are not counted.
-- **lags**: sampled every second from \`/metrics\` (the engine's oldest undelivered memory call; the memory service's oldest due consolidation job) during play and until both queues were empty again ("catch-up", after the last line).
-- **CPU**: the system process's user + system time during play over wall time (2 cores: at most 2.00), and per acknowledged line: what a line costs the engine, the memory service (ingest, embedding every line for retrieval, consolidation) and the NPC turns together. With the sentence encoder in the process, embedding is most of it; with an OpenAI-compatible embedding endpoint (here a local fake with negligible cost) that work leaves the process, which shows where the 2 cores' ceiling is.
+- **lags**: sampled every second from \`/metrics\` (the engine's oldest undelivered memory call; the memory service's oldest due consolidation job) during play and until both queues were empty again ("catch-up", after the last line; given up after 60 s).
+- **processes**: "one" is \`npm start\` (engine, NPC runtime, memory service and its workers share one event loop; the sentence encoder has a worker thread); "memory + engine" is the production layout (\`SERVICES\`), two processes, so the parties use both cores; "memory + workers + engine" also moves consolidation into a memory process of its own (\`MEMORY_WORKERS=0\` on the serving one). PostgreSQL's own processes are not counted in CPU.
+- **CPU**: the system processes' user + system time during play over wall time (2 cores: at most 2.00), and per acknowledged line: what a line costs the engine, the memory service (ingest, embedding every line for retrieval, consolidation) and the NPC turns together. With the sentence encoder in the process, embedding is most of it; with an OpenAI-compatible embedding endpoint (here a local fake with negligible cost) that work leaves the process, which shows where the 2 cores' ceiling is.
 `,
 );
 console.log(`\nwrote ${opts.out}`);

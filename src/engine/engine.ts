@@ -49,7 +49,7 @@ interface GameEntry {
   n: number;
 }
 
-/** Ended games remembered (by id only) to answer GAME_ENDED rather than UNKNOWN_GAME. */
+/** Ended games remembered (by id only) to answer GAME_ENDED rather than UNKNOWN_GAME; then forgotten. */
 const ENDED_REMEMBERED_MS = 7 * 24 * 3600 * 1000;
 
 export interface GameEngineOptions {
@@ -96,7 +96,8 @@ export class GameEngine {
   readonly outbox: Outbox;
   readonly #proxy: AnonymizationProxy;
   readonly #games = new Map<GameId, GameEntry>();
-  readonly #ended = new Set<GameId>();
+  /** Ended games by id, with when they ended: remembered for ENDED_REMEMBERED_MS. */
+  readonly #ended = new Map<GameId, number>();
   readonly #journal: Journal | undefined;
   /** The time of the command being run (or replayed): every clock reading within it agrees. */
   #commandAtMs: number | undefined;
@@ -131,10 +132,11 @@ export class GameEngine {
     const sessions = await this.sessions.load();
     const snapshot = await DatabaseOutboxStore.load(db);
     this.outbox.restore(snapshot);
-    const { rows: ended } = await db.query<{ game_id: string }>('SELECT game_id FROM engine.games WHERE ended_at_ms > $1', [
-      this.clock.now() - ENDED_REMEMBERED_MS,
-    ]);
-    for (const row of ended) this.#ended.add(row.game_id);
+    // Ended games are kept (their definitions only) as long as they are remembered, then deleted.
+    const horizon = this.clock.now() - ENDED_REMEMBERED_MS;
+    await db.query('DELETE FROM engine.games WHERE ended_at_ms <= $1', [horizon]);
+    const { rows: ended } = await db.query<{ game_id: string; ended_at_ms: string | number }>('SELECT game_id, ended_at_ms FROM engine.games WHERE ended_at_ms IS NOT NULL ORDER BY ended_at_ms');
+    for (const row of ended) this.#ended.set(row.game_id, Number(row.ended_at_ms));
     const { rows: games } = await db.query<{ game_id: string; definition: unknown; roster: unknown; creator: string | null }>(
       'SELECT game_id, definition, roster, creator FROM engine.games WHERE ended_at_ms IS NULL ORDER BY created_at_ms',
     );
@@ -300,7 +302,13 @@ export class GameEngine {
   #finish(entry: GameEntry): void {
     entry.game.end();
     this.#games.delete(entry.game.id);
-    this.#ended.add(entry.game.id);
+    const now = this.clock.now();
+    this.#ended.set(entry.game.id, now);
+    // Map order is end order: forget the ones past the horizon.
+    for (const [id, at] of this.#ended) {
+      if (at > now - ENDED_REMEMBERED_MS) break;
+      this.#ended.delete(id);
+    }
     this.#journal?.write({ t: 'ended', gameId: entry.game.id, atMs: this.clock.now() });
   }
 

@@ -44,6 +44,8 @@ export class Credentials {
   private readonly keyCache = new Map<string, { principal: Principal; until: number }>();
   /** Verified game tokens until they expire: a turn's calls reuse one token, and a signature check costs a trip through WebCrypto. */
   private readonly tokenCache = new Map<string, Extract<Principal, { kind: 'game' }>>();
+  /** Games known to have ended ("tenant\0game"): an ended game never opens again. */
+  private readonly endedGames = new Set<string>();
 
   constructor(
     private readonly db: Database,
@@ -110,6 +112,28 @@ export class Credentials {
       if (error instanceof joseErrors.JOSEError) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * Whether the game of a game token has ended: its tokens are refused from then on, whenever
+   * they were minted (row-level security already hides the game's rows; this says so plainly).
+   * Checked on every use until it has ended (replicas end games too), remembered after.
+   */
+  async gameEnded(principal: Extract<Principal, { kind: 'game' }>): Promise<boolean> {
+    const key = `${principal.tenantId}\0${principal.gameId}`;
+    if (this.endedGames.has(key)) return true;
+    const ended = await inScope(this.db, { tenantId: principal.tenantId, gameId: principal.gameId, role: 'runtime' }, async (tx) => {
+      const { rows } = await tx.query<{ ended: boolean }>('SELECT ended_at IS NOT NULL AS ended FROM memory.games WHERE tenant_id = $1 AND game_id = $2', [
+        principal.tenantId,
+        principal.gameId,
+      ]);
+      return rows[0]?.ended ?? false;
+    });
+    if (ended) {
+      if (this.endedGames.size >= 100_000) this.endedGames.clear();
+      this.endedGames.add(key);
+    }
+    return ended;
   }
 
   /** The token-signing key lives in the keyring, outside the database. */

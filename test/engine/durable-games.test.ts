@@ -179,7 +179,7 @@ describe('games in the engine\'s database', () => {
     expect(await count(db, 'SELECT count(*)::text AS n FROM engine.outbox')).toBe(0);
   });
 
-  it('let an ended game leave memory and delete its log; after a restart its id still answers GAME_ENDED', async () => {
+  it('let an ended game leave memory and delete its log; its id answers GAME_ENDED after a restart, and is forgotten after a week', async () => {
     const db = await engineDatabase();
     const first = makeEngine({ store: db, proxySecret });
     const gameId = await first.engine.createGame(sample);
@@ -199,5 +199,14 @@ describe('games in the engine\'s database', () => {
     expect(await second.engine.restore()).toMatchObject({ games: 0 });
     expect(() => second.engine.join(ann, gameId)).toThrowError(expect.objectContaining({ code: 'GAME_ENDED' }));
     await second.engine.close();
+
+    // A week on, the ended game is forgotten: its definition is deleted too.
+    const later = makeEngine({ store: db, proxySecret });
+    later.clock.advance(8 * 24 * 3600 * 1000);
+    await later.engine.restore();
+    expect(await count(db, 'SELECT count(*)::text AS n FROM engine.games WHERE game_id = $1', [gameId])).toBe(0);
+    const newcomer = later.engine.sessions.openAnonymous({ displayName: 'Newcomer' }).token;
+    expect(() => later.engine.join(newcomer, gameId)).toThrowError(expect.objectContaining({ code: 'UNKNOWN_GAME' }));
+    await later.engine.close();
   });
 });

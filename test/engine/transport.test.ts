@@ -94,6 +94,10 @@ describe('the engine API over HTTP and WebSocket', () => {
     // The HTTP feed agrees with the socket, and a reconnect resumes exactly after its cursor.
     const feed = await ann.feed(gameId);
     expect(feed.entries.slice(-seen.ann.length)).toEqual(seen.ann);
+    expect(feed.more).toBe(false);
+    // Paged: a page ends where the next begins.
+    const page = (await fetch(`${server.url}/v1/games/${gameId}/feed?after=3&limit=2`, { headers: { authorization: `Bearer ${ann.token}` } }).then((r) => r.json())) as typeof feed;
+    expect(page).toEqual({ entries: feed.entries.slice(3, 5), cursor: 5, more: true });
     annStream.close();
     await ann.say(gameId, 'while the socket was closed');
     const resumed: StreamItem[] = [];
@@ -106,7 +110,7 @@ describe('the engine API over HTTP and WebSocket', () => {
     await bot.leave(gameId);
     expect(await botStream.closed).toMatchObject({ code: 1000, reason: 'left' });
     await ann.endGame(gameId);
-    expect(await again.closed).toMatchObject({ code: 1000, reason: 'ended' });
+    expect(await again.closed).toEqual({ code: 1000, reason: 'ended', memory: 'closed' });
     expect(await codeOf(ann.say(gameId, 'anyone?'))).toBe('410 GAME_ENDED');
   });
 

@@ -17,7 +17,7 @@
  * | POST   | /v1/games/:gameId/leave       | leave                                             |
  * | POST   | /v1/games/:gameId/say         | `{ text, target? }`; answers the stream entry     |
  * | POST   | /v1/games/:gameId/act         | an action; answers `{ ok, narration }` or a physical failure |
- * | GET    | /v1/games/:gameId/feed?after= | the participant's feed after a cursor             |
+ * | GET    | /v1/games/:gameId/feed?after= | the participant's feed after a cursor, 500 a page |
  * | POST   | /v1/games/:gameId/end         | end the game (its creator only)                   |
  * | POST   | /v1/front-desk                | visit an NPC by exact full name                   |
  * | GET    | /v1/games/:gameId/stream      | WebSocket: the feed, live (see stream.ts)         |
@@ -54,6 +54,9 @@ import { StreamHub, type StreamHubOptions } from './stream.js';
 
 /** An outbox call older than this takes the engine out of rotation: the memory service is not keeping up. */
 const OUTBOX_READY_MAX_LAG_MS = 30_000;
+/** Most feed entries in one answer. */
+const FEED_PAGE = 500;
+
 export interface EngineAppOptions {
   engine: GameEngine;
   /** The name registry, for the front desk. */
@@ -264,7 +267,9 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     async (request) => {
       const feed = engine.feed(tokenOf(request), request.params.gameId);
       const after = Math.min(Number(request.query.after ?? 0), feed.length);
-      return { entries: feed.slice(after).map((entry, i) => ({ cursor: after + i + 1, entry })), cursor: feed.length };
+      // Paged: a long game's feed is read in pages of at most 500 from the cursor returned.
+      const page = feed.slice(after, after + Number(request.query.limit ?? FEED_PAGE));
+      return { entries: page.map((entry, i) => ({ cursor: after + i + 1, entry })), cursor: after + page.length, more: after + page.length < feed.length };
     },
   );
 
@@ -278,7 +283,7 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     // Answered once the memory service has closed the game's memory (or said to be closing).
     const closed = await engine.endGameNow(gameId, options.endConfirmTimeoutMs ?? 2000);
     await engine.committed();
-    streams.ended(gameId);
+    streams.ended(gameId, closed ? 'closed' : 'closing');
     voice?.refresh(gameId);
     return { gameId, ended: true, memory: closed ? 'closed' : 'closing' };
   });

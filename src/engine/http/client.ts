@@ -30,7 +30,8 @@ export interface StreamHandle {
   /** Cursor of the last entry received (resume from it after a disconnect). */
   readonly cursor: number;
   /** Resolves when the socket closes, with the server's reason or error code. */
-  readonly closed: Promise<{ code: number; reason: string }>;
+  /** How it closed; for an ended game, also whether its memory was closed yet. */
+  readonly closed: Promise<{ code: number; reason: string; memory?: 'closed' | 'closing' }>;
   close(): void;
 }
 
@@ -81,7 +82,8 @@ export class EngineClient {
     return this.#call('POST', `/v1/games/${encodeURIComponent(gameId)}/act`, action);
   }
 
-  feed(gameId: GameId, after = 0): Promise<{ entries: StreamItem[]; cursor: number }> {
+  /** One page (at most 500 entries) after `after`; `more` when the next page has some. */
+  feed(gameId: GameId, after = 0): Promise<{ entries: StreamItem[]; cursor: number; more: boolean }> {
     return this.#call('GET', `/v1/games/${encodeURIComponent(gameId)}/feed?after=${after}`);
   }
 
@@ -105,6 +107,7 @@ export class EngineClient {
     const socket = new WebSocket(url);
     let cursor = options.after ?? 0;
     let lastError: string | undefined;
+    let memory: 'closed' | 'closing' | undefined;
     let markReady: () => void = () => {};
     let failReady: (e: Error) => void = () => {};
     const ready = new Promise<void>((resolve, reject) => {
@@ -112,22 +115,25 @@ export class EngineClient {
       failReady = reject;
     });
     ready.catch(() => {}); // also reported through `closed`
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    const closed = new Promise<{ code: number; reason: string; memory?: 'closed' | 'closing' }>((resolve) => {
       socket.on('close', (code, reason) => {
         const why = lastError ?? reason.toString();
         failReady(new EngineClientError(code, why || 'CLOSED', 'The stream closed before it was ready.'));
-        resolve({ code, reason: why });
+        resolve({ code, reason: why, ...(memory ? { memory } : {}) });
       });
     });
     socket.on('open', () => socket.send(JSON.stringify({ type: 'hello', token: this.token, after: cursor })));
     socket.on('message', (raw) => {
-      const message = JSON.parse(raw.toString()) as { type: string; cursor?: number; entry?: StreamEntry; code?: string; reason?: string };
+      const message = JSON.parse(raw.toString()) as { type: string; cursor?: number; entry?: StreamEntry; code?: string; reason?: string; memory?: 'closed' | 'closing' };
       if (message.type === 'ready') markReady();
       else if (message.type === 'entry') {
         cursor = message.cursor!;
         onEntry({ cursor: message.cursor!, entry: message.entry! });
       } else if (message.type === 'error') lastError = message.code;
-      else if (message.type === 'closed') lastError = message.reason;
+      else if (message.type === 'closed') {
+        lastError = message.reason;
+        memory = message.memory;
+      }
     });
     socket.on('error', () => {}); // surfaces as close
     return {

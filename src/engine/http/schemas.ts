@@ -48,7 +48,14 @@ export const ActBody = Action;
 export type ActBody = Static<typeof ActBody>;
 
 // Query strings arrive as text; checked as text, converted in the handler.
-export const FeedQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,8})$' })) }, strict);
+export const FeedQuery = Type.Object(
+  {
+    after: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,8})$' })),
+    /** Entries per page (Default and most: 500); `cursor` in the answer is where the next page starts. */
+    limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|500)$' })),
+  },
+  strict,
+);
 export type FeedQuery = Static<typeof FeedQuery>;
 
 const NamePart = Type.String({ minLength: 1, maxLength: 100 });

@@ -8,7 +8,8 @@
  *   for every entry after `after` (missed ones first, then live), in order, without gaps.
  * - client -> server: `{ "type": "ping" }` -> `{ "type": "pong" }`; anything else is an error.
  * - server -> client before closing: `{ "type": "error", "code", "message" }` or
- *   `{ "type": "closed", "reason": "left" | "ended" | "signed-out" }`.
+ *   `{ "type": "closed", "reason": "left" | "ended" | "signed-out" }`; an ended game's also says
+ *   whether the NPCs' memory of it is already closed: `"memory": "closed" | "closing"`.
  *
  * The cursor is the entry's position in the participant's own feed (from 1); reconnecting with
  * the last cursor seen resumes exactly. A socket that falls too far behind is closed (4008); the
@@ -102,8 +103,9 @@ export class StreamHub {
     for (const s of this.#byGame.get(gameId) ?? []) if (s.token === token) this.#close(s, 'left');
   }
 
-  ended(gameId: GameId): void {
-    for (const s of this.#byGame.get(gameId) ?? []) this.#close(s, 'ended');
+  /** The game ended; `memory` says whether the memory service has closed the game's memory yet. */
+  ended(gameId: GameId, memory: 'closed' | 'closing'): void {
+    for (const s of this.#byGame.get(gameId) ?? []) this.#close(s, 'ended', { memory });
   }
 
   signedOut(token: SessionToken): void {
@@ -136,9 +138,9 @@ export class StreamHub {
     return subscriber;
   }
 
-  #close(s: Subscriber, reason: 'left' | 'ended' | 'signed-out'): void {
+  #close(s: Subscriber, reason: 'left' | 'ended' | 'signed-out', extra: { memory?: 'closed' | 'closing' } = {}): void {
     this.#drop(s);
-    send(s.socket, JSON.stringify({ type: 'closed', reason }));
+    send(s.socket, JSON.stringify({ type: 'closed', reason, ...extra }));
     s.socket.close(1000, reason);
   }
 

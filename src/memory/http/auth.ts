@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Credentials, unauthenticated, type Principal } from '../credentials.js';
 import { MemoryError } from '../errors.js';
+import { gameEnded } from '../lifecycle/guards.js';
 import type { Scope } from '../scope.js';
 
 declare module 'fastify' {
@@ -20,6 +21,8 @@ export async function authenticate(credentials: Credentials, request: FastifyReq
     ? await credentials.verifyApiKey(presented)
     : await credentials.verifyGameToken(presented);
   if (!principal) throw unauthenticated();
+  // A token of an ended game is refused, for reads as for writes, however recently it was minted.
+  if (principal.kind === 'game' && (await credentials.gameEnded(principal))) throw gameEnded(principal.gameId);
   return principal;
 }
 

@@ -63,7 +63,7 @@ export function openStream(token, gameId, { onEntry, onClosed, onState }) {
         onEntry(message.entry, message.cursor);
       } else if (message.type === 'closed') {
         stopped = true;
-        onClosed?.(message.reason);
+        onClosed?.(message.reason, message);
       } else if (message.type === 'error') {
         if (['INVALID_SESSION', 'NOT_IN_GAME', 'UNKNOWN_GAME', 'GAME_ENDED'].includes(message.code)) {
           stopped = true;

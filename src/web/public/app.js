@@ -162,8 +162,9 @@ async function enterGame(gameId) {
     await refreshRoom();
     state.stream = openStream(state.token, gameId, {
       onEntry: addEntry,
-      onClosed: (reason) => {
-        addLocal(reason === 'ended' ? 'The game has ended.' : reason === 'left' ? 'You left the game.' : `The stream closed (${reason}).`);
+      onClosed: (reason, message) => {
+        const ending = message?.memory === 'closing' ? ' The characters are still closing their memory of it.' : '';
+        addLocal(reason === 'ended' ? `The game has ended.${ending}` : reason === 'left' ? 'You left the game.' : `The stream closed (${reason}).`);
       },
       onState: (s) => document.body.setAttribute('data-stream', s),
     });
