@@ -22,7 +22,7 @@ import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 import { percentile } from './support.js';
 
 const opts = new Command('bench:load')
-  .option('--runs <list>', 'backend:embedder:interval-ms[:games[:split]] (embedder: use, hash or openai, a local fake endpoint; split: memory and engine as two processes; workers: and consolidation in a third)', 'pglite:use:10000,postgres:use:10000,postgres:use:2000,postgres:openai:10000')
+  .option('--runs <list>', 'backend:embedder:interval-ms[:games[:split]] (embedder: use, hash or openai, a local fake endpoint; split: memory and engine as two processes; workers: and consolidation in a third)', 'postgres:openai:10000:200:split,postgres:openai:10000:200:workers,postgres:openai:10000:100:split,postgres:use:10000:50:split')
   .option('--games <n>', 'games (unless a run names its own)', '200')
   .option('--participants <n>', 'players per game', '8')
   .option('--duration <s>', 'seconds of play per run', '120')

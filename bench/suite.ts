@@ -48,7 +48,7 @@ const parts = [
   {
     name: 'load',
     title: 'The whole system under players',
-    cmd: ['npx', 'tsx', 'bench/load.ts', ...(opts.quick ? ['--runs', 'pglite:use:10000:50,postgres:use:10000:50,postgres:openai:10000:50', '--duration', '30'] : [])],
+    cmd: ['npx', 'tsx', 'bench/load.ts', ...(opts.quick ? ['--runs', 'pglite:hash:10000:20,postgres:openai:10000:50:split', '--duration', '30'] : [])],
   },
 ].filter((p) => !opts.only || opts.only.split(',').includes(p.name));
 

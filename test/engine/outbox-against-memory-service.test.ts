@@ -121,12 +121,12 @@ describe('the outbox against the real memory service', () => {
     expect(tobias.map((m) => (m as { ts?: number }).ts).sort()).toEqual(
       Array.from({ length: 40 }, (_, i) => Math.floor(Date.UTC(2026, 0, 1, 12, 0, 0) / 1000) + 5 * (i + 1)),
     );
-    // End last, after every line: from then on the memory service shows none of the game's episodes.
+    // End last, after every line: from then on the memory service refuses the game's tokens.
     engine.endGame(gameId);
     await engine.idle();
     expect(engine.outbox.deadLetters()).toEqual([]);
-    expect(await remembered(gameId, TOBIAS)).toEqual([]);
-    engine.close();
+    await expect(remembered(gameId, TOBIAS)).rejects.toMatchObject({ code: 'GAME_ENDED' });
+    await engine.close();
   });
 
   it('stores a batch once when its answer is lost and the retry carries the same idempotency key', async () => {

@@ -169,7 +169,7 @@ describe('the engine API over HTTP and WebSocket', () => {
       ['an unknown action', await raw('POST', `/v1/games/${gameId}/act`, { token, body: JSON.stringify({ type: 'teleport', to: 'courtyard' }) }), 400, 'INVALID_ACTION'],
       ['a move with two targets', await raw('POST', `/v1/games/${gameId}/act`, { token, body: JSON.stringify({ type: 'move', direction: 'north', to: 'foyer' }) }), 400, 'INVALID_ACTION'],
       ['a bad cursor', await raw('GET', `/v1/games/${gameId}/feed?after=-1`, { token }), 400, 'INVALID_REQUEST'],
-      ['an unknown query field', await raw('GET', `/v1/games/${gameId}/feed?limit=3`, { token }), 400, 'UNKNOWN_FIELD'],
+      ['an unknown query field', await raw('GET', `/v1/games/${gameId}/feed?page=3`, { token }), 400, 'UNKNOWN_FIELD'],
       ['a bad definition', await raw('POST', '/v1/games', { token, body: JSON.stringify({ definition: { rooms: [] } }) }), 400, 'INVALID_GAME_DEFINITION'],
       ['a controller that is not one', await raw('POST', '/v1/sessions/anonymous', { body: JSON.stringify({ controller: 'robot' }) }), 400, 'INVALID_REQUEST'],
       ['a front desk with a stray field', await raw('POST', '/v1/front-desk', { token, body: JSON.stringify({ fullName: 'Mara Ilse Quenby', fuzzy: true }) }), 400, 'INVALID_REQUEST'],

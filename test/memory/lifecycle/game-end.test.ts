@@ -13,6 +13,8 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
   let h: Harness;
   let ids: string[] = [];
   let clueId: string;
+  /** A token of the game minted (and used) before it ended. */
+  let early: string;
 
   beforeAll(async () => {
     database = await openTestDatabase();
@@ -24,7 +26,7 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
     ids = r.body.ids;
     await h.ingest('survivor', [{ participantId: P1, text: 'canary-other-game hello' }]);
     await h.system.jobs.drain();
-    const t = await h.token('doomed', [P1]);
+    const t = (early = await h.token('doomed', [P1]));
     const clues = await h.call('GET', '/v1/npcs/npc-mara/memories?tier=clue', t);
     clueId = clues.body.memories[0].id;
   });
@@ -46,22 +48,24 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
     expect(new Date(r.body.shredAfter).getTime() - new Date(r.body.endedAt).getTime()).toBe(30 * DAY);
     const again = await h.call('POST', '/v1/games/doomed/end', h.runtimeKey);
     expect(again.body).toEqual(r.body); // idempotent
-    const withToken = await h.call('POST', '/v1/games/doomed/end', await h.token('doomed', []));
+    // A game token cannot end a game (here one of a game still running).
+    const withToken = await h.call('POST', '/v1/games/survivor/end', await h.token('survivor', []));
     expect(withToken.status).toBe(403);
   });
 
-  it('returns none of its episodic rows or clues from that moment, via list, count, get and search', async () => {
-    const t = await h.token('doomed', [P1]);
-    for (const tier of ['episodic', 'clue']) {
-      expect((await h.call('GET', `/v1/npcs/npc-mara/memories?tier=${tier}`, t)).body.memories).toEqual([]);
-      expect((await h.call('GET', `/v1/npcs/npc-mara/memories/count?tier=${tier}`, t)).body.count).toBe(0);
+  it('refuses every token of the game from that moment (minted before or after), via list, count, get and search', async () => {
+    const gameEnded = { status: 409, body: { error: { code: 'GAME_ENDED' } } };
+    for (const t of [early, await h.token('doomed', [P1])]) {
+      for (const tier of ['episodic', 'clue']) {
+        expect(await h.call('GET', `/v1/npcs/npc-mara/memories?tier=${tier}`, t)).toMatchObject(gameEnded);
+        expect(await h.call('GET', `/v1/npcs/npc-mara/memories/count?tier=${tier}`, t)).toMatchObject(gameEnded);
+      }
+      for (const id of [...ids, clueId]) expect(await h.call('GET', `/v1/npcs/npc-mara/memories/${id}`, t)).toMatchObject(gameEnded);
+      expect(await h.call('POST', '/v1/npcs/npc-mara/search', t, { text: 'code 8675309 canary', k: 50 })).toMatchObject(gameEnded);
     }
-    for (const id of [...ids, clueId]) expect((await h.call('GET', `/v1/npcs/npc-mara/memories/${id}`, t)).status).toBe(404);
-    const search = await h.call('POST', '/v1/npcs/npc-mara/search', t, { text: 'code 8675309 canary', k: 50 });
-    expect(search.body.memories.filter((m: any) => m.tier === 'episodic' || m.tier === 'clue')).toEqual([]);
     // Social facts persist across games; the other game is untouched.
-    expect((await h.call('GET', '/v1/npcs/npc-mara/memories?tier=social', t)).body.memories.length).toBeGreaterThan(0);
     const other = await h.token('survivor', [P1]);
+    expect((await h.call('GET', '/v1/npcs/npc-mara/memories?tier=social', other)).body.memories.length).toBeGreaterThan(0);
     expect((await h.call('GET', '/v1/npcs/npc-mara/memories/count?tier=episodic', other)).body.count).toBe(1);
   });
 
@@ -114,7 +118,7 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
     expect(key.rows[0]!.destroyed_at).not.toBeNull();
     // A read after shredding returns nothing, never ciphertext; the other game is intact.
     const t = await h.token('doomed', [P1]);
-    expect((await h.call('GET', `/v1/npcs/npc-mara/memories/${ids[0]}`, t)).status).toBe(404);
+    expect((await h.call('GET', `/v1/npcs/npc-mara/memories/${ids[0]}`, t)).status).toBe(409); // GAME_ENDED, never ciphertext
     expect((await h.call('GET', '/v1/npcs/npc-mara/memories/count?tier=episodic', await h.token('survivor', [P1]))).body.count).toBe(1);
     expect((await h.system.lifecycle.shredGame(h.tenantId, 'doomed')).status).toBe('already_shredded');
   });
