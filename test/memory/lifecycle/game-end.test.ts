@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read as loose JSON */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kekRef } from '../../../src/memory/crypto/data-keys.js';
 import { inScope } from '../../../src/memory/scope.js';
