@@ -101,6 +101,8 @@ export class GameEngine {
   readonly #journal: Journal | undefined;
   /** The time of the command being run (or replayed): every clock reading within it agrees. */
   #commandAtMs: number | undefined;
+  /** Effects of the command being run: released together once its log row is kept. */
+  #effects: (() => void)[] | undefined;
   #replaying = false;
 
   constructor(private readonly options: GameEngineOptions) {
@@ -217,7 +219,8 @@ export class GameEngine {
     const outbox = this.outbox;
     const live = (effect: () => void) => {
       if (this.#replaying) return;
-      if (this.#journal) this.#journal.after(effect);
+      if (this.#effects) this.#effects.push(effect);
+      else if (this.#journal) this.#journal.after(effect);
       else effect();
     };
     const ctx: GameContext = {
@@ -245,13 +248,29 @@ export class GameEngine {
     this.#assertAccepting();
     const entry = this.#live(gameId);
     this.#commandAtMs = this.clock.now();
+    const effects: (() => void)[] = (this.#effects = []);
     try {
       const result = this.#apply(entry.game, command, listener) as R;
       entry.n += 1;
       this.#journal?.write({ t: 'log', gameId, n: entry.n, atMs: this.#commandAtMs, command });
+      // After the log row (and the outbox calls) of this very command, in order; at once without a database.
+      const release = () => {
+        for (const effect of effects) {
+          try {
+            effect();
+          } catch (error) {
+            console.error('An effect of a command threw; the command stands.', error);
+          }
+        }
+      };
+      if (effects.length > 0) {
+        if (this.#journal) this.#journal.after(release);
+        else release();
+      }
       return result;
     } finally {
       this.#commandAtMs = undefined;
+      this.#effects = undefined;
     }
   }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEngineDatabase, type EngineDatabase } from '../../src/engine/store/database.js';
 import { startCluster, type Cluster } from '../helpers/pg-cluster.js';
-import { TOBIAS, makeEngine, sample } from './support/engine-fixture.js';
+import { TOBIAS, makeEngine, sample, savedPlayersJoin } from './support/engine-fixture.js';
 
 // Native PostgreSQL only: the engine's database is a cluster of this test's own, stopped for 20 s
 // while two players talk. A crash here is an unhandled 'error' event, which fails the run.
@@ -22,11 +22,7 @@ describe.skipIf(!process.env.DATABASE_URL)('the engine\'s database stopped for 2
     const proxySecret = new Uint8Array(32).fill(7);
     const first = makeEngine({ store: db, proxySecret, commitTimeoutMs: 1_000, journal: { retryDelayMs: 100, maxRetryDelayMs: 1_000, onError: () => {} } });
     const gameId = await first.engine.createGame(sample);
-    const ann = first.engine.sessions.openAnonymous({ displayName: 'Ann' }).token;
-    const bo = first.engine.sessions.openAnonymous({ displayName: 'Bo' }).token;
-    await Promise.all([first.engine.sessions.saved(ann), first.engine.sessions.saved(bo)]);
-    first.engine.join(ann, gameId);
-    first.engine.join(bo, gameId);
+    const [ann, bo] = (await savedPlayersJoin(first.engine, gameId, 'Ann', 'Bo')) as [string, string];
     await first.engine.committed();
 
     const acked: string[] = [];

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineDatabase, Statement } from '../../src/engine/store/database.js';
 import { closeEngineDatabases, engineDatabase } from '../helpers/engine-database.js';
-import { MARA, TOBIAS, expectOk, makeEngine, sample } from './support/engine-fixture.js';
+import { MARA, TOBIAS, expectOk, makeEngine, sample, savedPlayersJoin } from './support/engine-fixture.js';
 import { RecordingMemoryPort } from './support/recording-memory-port.js';
 
 afterEach(closeEngineDatabases);
@@ -37,11 +37,7 @@ describe('games in the engine\'s database', () => {
     const db = await engineDatabase();
     const first = makeEngine({ store: db, proxySecret });
     const gameId = await first.engine.createGame(sample);
-    const ann = first.engine.sessions.openAnonymous({ displayName: 'Ann' }).token;
-    const bo = first.engine.sessions.openAnonymous({ displayName: 'Bo' }).token;
-    await Promise.all([first.engine.sessions.saved(ann), first.engine.sessions.saved(bo)]);
-    first.engine.join(ann, gameId);
-    first.engine.join(bo, gameId);
+    const [ann, bo] = (await savedPlayersJoin(first.engine, gameId, 'Ann', 'Bo')) as [string, string];
     first.engine.say(ann, gameId, { text: '@Tobias I keep bees on a rooftop in Lyon' });
     expectOk(first.engine.act(ann, gameId, { type: 'move', direction: 'east' }));
     expectOk(first.engine.act(ann, gameId, { type: 'take', item: 'brass-key' }));

@@ -5,7 +5,7 @@
  * delivers what the previous process acknowledged; a payload with an extra field is refused.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryClientError } from '../../src/boundary/memory-client.js';
 import { ManualClock } from '../../src/engine/clock.js';
 import { GameEngine } from '../../src/engine/engine.js';
@@ -15,17 +15,9 @@ import type { OutboundFailure } from '../../src/engine/outbox/index.js';
 import { InProcessRegistryClient } from '../../src/registry/registry-client.js';
 import { closeEngineDatabases, engineDatabase } from '../helpers/engine-database.js';
 import { MARA, OSRIC, TOBIAS, registry, sample } from './support/engine-fixture.js';
-import { startMemoryService, type RunningMemoryService } from './support/memory-service.js';
+import { memoryServiceForFile } from './support/memory-service.js';
 
-let service: RunningMemoryService;
-
-beforeAll(async () => {
-  service = await startMemoryService();
-});
-afterAll(async () => {
-  await service?.close();
-  await closeEngineDatabases();
-});
+const service = memoryServiceForFile(closeEngineDatabases);
 
 const fastRetry = { retry: { initialDelayMs: 20, maxDelayMs: 200 } };
 
@@ -47,7 +39,7 @@ function engineOver(memory: MemoryPort, extra: Partial<ConstructorParameters<typ
 
 /** Utterances an NPC remembers of a game, through the memory service's API, oldest arrival first. */
 async function remembered(gameId: string, npcId: string) {
-  const { memories } = await service.client().listMemories(gameId, npcId, { tier: 'episodic', limit: 1000 });
+  const { memories } = await service().client().listMemories(gameId, npcId, { tier: 'episodic', limit: 1000 });
   return memories
     .filter((m) => (m as { kind?: string }).kind !== 'working_summary')
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
@@ -71,7 +63,7 @@ const waitFor = async (what: string, check: () => boolean, timeoutMs = 10_000) =
 
 describe('the outbox against the real memory service', () => {
   it('keeps playing through an outage; afterwards every line is stored once, in each room\'s order', async () => {
-    const { engine, clock, failures } = engineOver(new HttpMemoryPort(service.client(1000)));
+    const { engine, clock, failures } = engineOver(new HttpMemoryPort(service().client(1000)));
     const gameId = await engine.createGame(sample);
     const ann = engine.sessions.openAnonymous({ displayName: 'Ann' }).token;
     const bo = engine.sessions.openAnonymous({ displayName: 'Bo' }).token;
@@ -93,7 +85,7 @@ describe('the outbox against the real memory service', () => {
     await engine.idle();
     expect(failures).toEqual([]);
 
-    await service.stop();
+    await service().stop();
     talk(25); // play goes on: every say returns its entry at once
     expect(engine.feed(ann, gameId).at(-1)?.text).toBe('foyer 035 @Tobias');
     await waitFor('retries while the service is down', () => failures.length >= 2);
@@ -101,7 +93,7 @@ describe('the outbox against the real memory service', () => {
     expect(failures[0]!.error).toMatchObject({ code: 'UNREACHABLE', retryable: true });
     expect(engine.outbox.stats().pending).toBeGreaterThan(0);
 
-    await service.start();
+    await service().start();
     talk(5);
     await engine.idle();
     expect(engine.outbox.deadLetters()).toEqual([]);
@@ -130,7 +122,7 @@ describe('the outbox against the real memory service', () => {
   });
 
   it('stores a batch once when its answer is lost and the retry carries the same idempotency key', async () => {
-    const http = new HttpMemoryPort(service.client());
+    const http = new HttpMemoryPort(service().client());
     const keys: string[] = [];
     // Delivers the first ingest, then loses the answer, as a timeout after the commit would.
     const losesFirstAnswer: MemoryPort = {
@@ -157,8 +149,8 @@ describe('the outbox against the real memory service', () => {
   it('delivers, after an engine restart, what the previous process acknowledged, once, and the game goes on', async () => {
     const db = await engineDatabase();
     try {
-      await service.stop();
-      const first = engineOver(new HttpMemoryPort(service.client(500)), { store: db });
+      await service().stop();
+      const first = engineOver(new HttpMemoryPort(service().client(500)), { store: db });
       const gameId = await first.engine.createGame(sample);
       const ann = first.engine.sessions.openAnonymous().token;
       await first.engine.sessions.saved(ann);
@@ -168,8 +160,8 @@ describe('the outbox against the real memory service', () => {
       await waitFor('a failed attempt', () => first.failures.length > 0);
       first.engine.outbox.close(); // the process goes away with everything undelivered
 
-      await service.start();
-      const second = engineOver(new HttpMemoryPort(service.client()), { store: db });
+      await service().start();
+      const second = engineOver(new HttpMemoryPort(service().client()), { store: db });
       expect(await second.engine.restore()).toMatchObject({ games: 1, sessions: 1 });
       second.engine.say(ann, gameId, { text: 'after the restart' });
       await second.engine.idle();
@@ -182,12 +174,12 @@ describe('the outbox against the real memory service', () => {
       const { rows } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM engine.outbox');
       expect(rows[0]!.n).toBe('0');
     } finally {
-      await service.start();
+      await service().start();
     }
   });
 
   it('is refused by the memory service when a payload carries an extra field, and reports it as not retryable', async () => {
-    const http = new HttpMemoryPort(service.client());
+    const http = new HttpMemoryPort(service().client());
     const withTelemetry: MemoryPort = {
       ...bind(http),
       ingest: (request) =>
@@ -207,7 +199,7 @@ describe('the outbox against the real memory service', () => {
     expect(await remembered(gameId, TOBIAS)).toEqual([]);
     // The same refusal, straight from the client.
     await expect(
-      service.client().ingest(gameId, {
+      service().client().ingest(gameId, {
         idempotencyKey: 'extra-field-1',
         events: [{ gameId, roomId: 'foyer', npcId: TOBIAS, participantId: 'p'.repeat(43), ts: 0, text: 'x', targeted: false, deviceId: 'd' } as never],
       }),

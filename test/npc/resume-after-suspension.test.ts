@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HttpMemoryPort } from '../../src/engine/http-memory-port.js';
 import { EngineNpcHost } from '../../src/npc/engine-host.js';
 import { TurnMetrics } from '../../src/npc/metrics.js';
@@ -7,16 +7,9 @@ import { NpcRuntime } from '../../src/npc/runtime.js';
 import type { ModelInput, ModelProvider } from '../../src/npc/types.js';
 import { closeEngineDatabases, engineDatabase } from '../helpers/engine-database.js';
 import { TOBIAS, makeEngine, sample } from '../engine/support/engine-fixture.js';
-import { startMemoryService, type RunningMemoryService } from '../engine/support/memory-service.js';
+import { memoryServiceForFile } from '../engine/support/memory-service.js';
 
-let service: RunningMemoryService;
-beforeAll(async () => {
-  service = await startMemoryService();
-});
-afterAll(async () => {
-  await service?.close();
-  await closeEngineDatabases();
-});
+const service = memoryServiceForFile(closeEngineDatabases);
 
 /** The offline responder, with every model call it is asked for recorded. */
 class CountingResponder implements ModelProvider {
@@ -32,10 +25,10 @@ class CountingResponder implements ModelProvider {
 /** The engine (with its database), the NPC runtime and the real memory service, wired as in `startSystem`. */
 function world(db: Awaited<ReturnType<typeof engineDatabase>>, proxySecret: Uint8Array) {
   const host = new EngineNpcHost();
-  const made = makeEngine({ store: db, proxySecret, memory: new HttpMemoryPort(service.client()), onParticipantMessage: host.publish, onGameEnded: host.publishEnded });
+  const made = makeEngine({ store: db, proxySecret, memory: new HttpMemoryPort(service().client()), onParticipantMessage: host.publish, onGameEnded: host.publishEnded });
   host.attach(made.engine);
   const provider = new CountingResponder();
-  const client = service.client();
+  const client = service().client();
   const runtime = new NpcRuntime(host, (gameId, npcId, request) => client.context(gameId, npcId, request), provider, new TurnMetrics(), { now: () => made.clock.now() });
   runtime.start();
   return { ...made, runtime, provider };

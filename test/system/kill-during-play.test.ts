@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryHttpClient } from '../../src/boundary/memory-client.js';
-import { loadConfig } from '../../src/config.js';
-import { startSystem } from '../../src/system.js';
+import { startSystemOn } from '../helpers/system.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const TOBIAS = 'npc-tobias-fenn';
@@ -58,17 +57,7 @@ describe('kill -9 during play', () => {
     await new Promise((resolve) => child.once('exit', resolve));
     const ackedAtKill = new Set(acked); // lines on their way out of the pipe when it died still count
 
-    const system = await startSystem({
-      ...loadConfig({ EMBEDDINGS: 'hash' }),
-      ...urls,
-      dataDir: dir,
-      keyringDir: path.join(dir, 'keys'),
-      host: '127.0.0.1',
-      memoryPort: 0,
-      registryPort: 0,
-      enginePort: 0,
-      logger: false,
-    });
+    const system = await startSystemOn(dir, urls);
     cleanups.unshift(() => system.close());
     const call = async (url: string, body: object, token?: string) => {
       const response = await fetch(`${system.urls.engine}${url}`, {

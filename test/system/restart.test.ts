@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { startSystem, type RunningSystem } from '../../src/system.js';
+import type { RunningSystem } from '../../src/system.js';
+import { startSystemOn } from '../helpers/system.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /**
@@ -28,18 +28,7 @@ describe('a restart of the system', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const start = () =>
-    startSystem({
-      ...loadConfig({ EMBEDDINGS: 'hash' }),
-      ...urls,
-      dataDir: dir,
-      keyringDir: path.join(dir, 'keys'),
-      host: '127.0.0.1',
-      memoryPort: 0,
-      registryPort: 0,
-      enginePort: 0,
-      logger: false,
-    });
+  const start = () => startSystemOn(dir, urls);
   const call = async (system: RunningSystem, method: string, url: string, body?: object, token?: string) => {
     const response = await fetch(`${system.urls.engine}${url}`, {
       method,

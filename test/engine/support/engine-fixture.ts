@@ -49,3 +49,11 @@ export function expectOk<T extends { ok: boolean }>(result: T): T {
   if (!result.ok) throw new Error(`expected ok, got ${JSON.stringify(result)}`);
   return result;
 }
+
+/** Anonymous human players whose sessions are kept (in the engine's database, if it has one), joined to the game; their tokens. */
+export async function savedPlayersJoin(engine: GameEngine, gameId: string, ...names: string[]): Promise<string[]> {
+  const tokens = names.map((displayName) => engine.sessions.openAnonymous({ displayName }).token);
+  await Promise.all(tokens.map((token) => engine.sessions.saved(token)));
+  for (const token of tokens) engine.join(token, gameId);
+  return tokens;
+}

@@ -4,6 +4,7 @@
  * stop and start again on the same port and database, as an outage would.
  */
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import { MemoryHttpClient } from '../../../src/boundary/memory-client.js';
 import { createTenant } from '../../../src/memory/credentials.js';
 import { assemble, type MemorySystem } from '../../../src/memory/system.js';
@@ -56,4 +57,17 @@ export async function startMemoryService(): Promise<RunningMemoryService> {
       await keys.remove();
     },
   };
+}
+
+/** Starts the memory service before the file's tests and closes it (and the engine databases) after; returns a getter. */
+export function memoryServiceForFile(cleanup: () => Promise<void> = async () => {}): () => RunningMemoryService {
+  let service: RunningMemoryService | undefined;
+  beforeAll(async () => {
+    service = await startMemoryService();
+  });
+  afterAll(async () => {
+    await service?.close();
+    await cleanup();
+  });
+  return () => service!;
 }

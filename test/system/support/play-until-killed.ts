@@ -4,23 +4,11 @@
  * joins it with five guests, prints `GAME <id> <token>`, then has all six say numbered lines as
  * fast as the engine answers, printing `ACK <n>` for each one acknowledged, until it is killed.
  */
-import path from 'node:path';
-import { loadConfig } from '../../../src/config.js';
-import { startSystem } from '../../../src/system.js';
+import { startSystemOn } from '../../helpers/system.js';
 
 const dataDir = process.argv[2]!;
 const urls = JSON.parse(process.argv[3] ?? '{}') as { databaseUrl?: string; engineDatabaseUrl?: string };
-const system = await startSystem({
-  ...loadConfig({ EMBEDDINGS: 'hash' }),
-  ...urls,
-  dataDir,
-  keyringDir: path.join(dataDir, 'keys'),
-  host: '127.0.0.1',
-  memoryPort: 0,
-  registryPort: 0,
-  enginePort: 0,
-  logger: false,
-});
+const system = await startSystemOn(dataDir, urls);
 const call = async (url: string, body: object, token?: string) => {
   const response = await fetch(`${system.urls.engine}${url}`, {
     method: 'POST',
