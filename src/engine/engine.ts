@@ -14,6 +14,7 @@
  * deleted.
  */
 import { randomBytes } from 'node:crypto';
+import { metricsText } from '../boundary/prometheus.js';
 import type { RegistryClient } from '../registry/registry-client.js';
 import type { CanonicalNpc } from '../registry/name-registry.js';
 import { AccountStore, type ScryptCost } from './accounts.js';
@@ -217,10 +218,10 @@ export class GameEngine {
   /** A game object wired to this engine; its effects are held back while replaying or until kept. */
   #open(gameId: GameId, def: GameDefinition, roster: ReadonlyMap<NpcId, CanonicalNpc>, creator?: SessionId): GameEntry {
     const outbox = this.outbox;
+    // Effects happen only inside a command (`#run` releases them once its log row is kept), never in a replay.
     const live = (effect: () => void) => {
       if (this.#replaying) return;
       if (this.#effects) this.#effects.push(effect);
-      else if (this.#journal) this.#journal.after(effect);
       else effect();
     };
     const ctx: GameContext = {
@@ -468,17 +469,16 @@ export class GameEngine {
   prometheus(): string {
     const outbox = this.outbox.stats();
     const store = this.storeStats();
-    const lines: [string, string, string, number][] = [
-      ['engine_running_games', 'gauge', 'Games held in memory (running).', this.#games.size],
-      ['engine_outbox_pending', 'gauge', 'Memory-service calls accepted and not yet delivered.', outbox.pending],
-      ['engine_outbox_lag_seconds', 'gauge', 'Age of the oldest undelivered memory-service call.', outbox.oldestPendingMs / 1000],
-      ['engine_outbox_retrying', 'gauge', 'Outbox lanes waiting to retry after a failure.', outbox.retrying],
-      ['engine_outbox_delivered_total', 'counter', 'Memory-service calls delivered.', outbox.delivered],
-      ['engine_outbox_dead_letters_total', 'counter', 'Memory-service calls refused and set aside.', outbox.deadLetters],
-      ['engine_store_pending', 'gauge', 'Records waiting for a commit to the engine\'s database.', store.pending],
-      ['engine_store_accepting', 'gauge', '1 while the engine takes new commands, 0 while its database fails or lags.', store.accepting && this.outbox.accepting ? 1 : 0],
-    ];
-    return lines.map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`).join('');
+    return metricsText([
+      { name: 'engine_running_games', type: 'gauge', help: 'Games held in memory (running).', value: this.#games.size },
+      { name: 'engine_outbox_pending', type: 'gauge', help: 'Memory-service calls accepted and not yet delivered.', value: outbox.pending },
+      { name: 'engine_outbox_lag_seconds', type: 'gauge', help: 'Age of the oldest undelivered memory-service call.', value: outbox.oldestPendingMs / 1000 },
+      { name: 'engine_outbox_retrying', type: 'gauge', help: 'Outbox lanes waiting to retry after a failure.', value: outbox.retrying },
+      { name: 'engine_outbox_delivered_total', type: 'counter', help: 'Memory-service calls delivered.', value: outbox.delivered },
+      { name: 'engine_outbox_dead_letters_total', type: 'counter', help: 'Memory-service calls refused and set aside.', value: outbox.deadLetters },
+      { name: 'engine_store_pending', type: 'gauge', help: 'Records waiting for a commit to the engine\'s database.', value: store.pending },
+      { name: 'engine_store_accepting', type: 'gauge', help: '1 while the engine takes new commands, 0 while its database fails or lags.', value: store.accepting && this.outbox.accepting ? 1 : 0 },
+    ]);
   }
 
   /** Waits (briefly) for what was accepted to be kept, then stops the outbox's retry timers. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { metricsText } from '../../boundary/prometheus.js';
 import type { Database } from '../db/types.js';
 
 /** Consolidation this far behind takes a replica out of rotation. */
@@ -45,12 +46,11 @@ export function healthRoutes(app: FastifyInstance, db: Database): void {
   // Counts only, across tenants (no tenant's data): for a scraper on the operators' network.
   app.get('/metrics', { schema: { security: [], hide: true } }, async (_request, reply) => {
     const ready = await readiness(db);
-    const gauges: [string, string, number][] = [
-      ['memory_database_up', 'Whether the database answered the check.', ready.database === 'ok' ? 1 : 0],
-      ['memory_consolidation_due', 'Consolidation jobs due now (at most one queued per game and NPC).', ready.consolidation?.due ?? 0],
-      ['memory_consolidation_lag_seconds', 'Age of the oldest due consolidation job.', ready.consolidation?.lagSeconds ?? 0],
-    ];
-    const text = gauges.map(([name, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${value}\n`).join('');
+    const text = metricsText([
+      { name: 'memory_database_up', type: 'gauge', help: 'Whether the database answered the check.', value: ready.database === 'ok' ? 1 : 0 },
+      { name: 'memory_consolidation_due', type: 'gauge', help: 'Consolidation jobs due now (at most one queued per game and NPC).', value: ready.consolidation?.due ?? 0 },
+      { name: 'memory_consolidation_lag_seconds', type: 'gauge', help: 'Age of the oldest due consolidation job.', value: ready.consolidation?.lagSeconds ?? 0 },
+    ]);
     return reply.type('text/plain; version=0.0.4').send(text);
   });
   for (const url of ['/health', '/health/ready']) {
