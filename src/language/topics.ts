@@ -4,7 +4,8 @@
  * matched by lemma, so any inflection counts; the lists name the topics of the memory design's
  * slots (DESIGN section 5), not phrasings of any dataset.
  */
-import type { Token } from './index.js';
+import { clauses, type Token } from './index.js';
+import type { Sense } from './senses.js';
 
 export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' | 'health' | 'allergy' | 'likes' | 'dislikes' | 'fear' | 'trip' | 'hobby' | 'open';
 
@@ -44,14 +45,45 @@ function nameOf(toks: readonly Token[]): string | undefined {
   return undefined;
 }
 
-/** What a clause is about: its slot, the noun that named it, and whether only a generic word of liking did. */
-export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean } {
+/**
+ * What a clause is about: its slot, the noun that named it, and whether only a generic word of
+ * liking did. With the WordNet senses of its nouns (senses.ts), a clause no word of a topic names
+ * can still be placed by what its nouns are ("obsessed with archery": a pastime).
+ */
+export function slotOf(toks: readonly Token[], senses?: ReadonlyMap<string, Sense>): { slot: Slot; noun?: string; generic?: boolean } {
+  const found = slotByWords(toks);
+  if (!senses || (found.slot !== 'open' && !found.generic)) return found;
+  return slotBySense(toks, senses) ?? found;
+}
+
+/** Activities WordNet files with pastimes that are not one: the game itself, a quarrel, a job. */
+const NOT_PASTIMES = new Set(['game', 'fight', 'play', 'thing', 'job', 'work', 'trade', 'competition', 'contest', 'rent', 'phrase', 'music', 'escape', 'search', 'help', 'way', 'turn', 'move', 'try']);
+
+/**
+ * The slot a clause's nouns imply: a line of work said of the speaker ("as a nurse", "being a
+ * paramedic", "plumber by trade"), an activity ("took up surfing", "obsessed with archery"), a
+ * food they like ("could eat curry every day"), an animal of theirs ("got a little rabbit").
+ */
+function slotBySense(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): { slot: Slot; noun?: string } | undefined {
+  const denied = toks.some((t) => ['not', "n't", 'never', 'no'].includes(t.lower));
+  const nouns = toks.flatMap((t, i) => (t.pos === 'NOUN' && senses.has(t.lemma) ? [{ t, i, sense: senses.get(t.lemma)! }] : []));
+  const after = (i: number, ...words: string[]) => words.includes(toks[i - 1]?.lower ?? '') || words.includes(toks[i - 2]?.lower ?? '');
+  const work = nouns.find(({ t, i, sense }) => sense.kind === 'noun.person' && sense.occupation && !kinOf(t.lemma) && (after(i, 'a', 'an') || toks.slice(0, i).every((x) => x.pos !== 'VERB' && x.pos !== 'AUX' && x.pos !== 'PRON')));
+  if (work) return { slot: 'occupation' };
+  if (nouns.some(({ t, sense }) => sense.kind === 'noun.act' && !NOT_PASTIMES.has(t.lemma))) return { slot: 'hobby' };
+  if (!denied && nouns.some(({ sense }) => sense.kind === 'noun.food')) return { slot: 'likes' };
+  const animal = nouns.find(({ i, sense }) => sense.kind === 'noun.animal' && after(i, 'my', 'our', 'a', 'an'));
+  if (animal) return { slot: 'pet', noun: animal.t.lemma };
+  return undefined;
+}
+
+function slotByWords(toks: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean } {
   if (nameOf(toks)) return { slot: 'name' };
   // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
   // thing the clause is about.
   const possessed = toks.findIndex((t, i) => i > 0 && ['my', 'our'].includes(toks[i - 1]!.lower) || (i > 1 && ['my', 'our'].includes(toks[i - 2]!.lower) && toks[i - 1]!.pos === 'ADJ'));
   const named = (t: Token): { slot: Slot; noun?: string } | undefined => {
-    for (const [slot, lemmas] of SLOT_LEMMAS) if (names(slot, lemmas, t, toks)) return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined };
+    for (const [slot, lemmas] of SLOT_LEMMAS) if (names(slot, lemmas, t, toks)) return { slot, noun: slot === 'pet' ? t.lemma : slot === 'family' ? familyNoun(t, toks) : undefined };
     return undefined;
   };
   // (A home possessed, "my flat", names where something happens more often than what it is about.)
@@ -61,12 +93,18 @@ export function slotOf(toks: readonly Token[]): { slot: Slot; noun?: string; gen
   // I'm allergic" is about an allergy before it is about food.
   for (const [slot, lemmas] of SLOT_LEMMAS) {
     const t = toks.find((x) => names(slot, lemmas, x, toks));
-    if (t) return { slot, noun: slot === 'pet' || slot === 'family' ? t.lemma : undefined, ...(slot === 'likes' && !toks.some((x) => x !== t && names(slot, lemmas, x, toks) && !isGeneric(x)) && isGeneric(t) ? { generic: true } : {}) };
+    if (t) return { slot, noun: slot === 'pet' ? t.lemma : slot === 'family' ? familyNoun(t, toks) : undefined, ...(slot === 'likes' && !toks.some((x) => x !== t && names(slot, lemmas, x, toks) && !isGeneric(x)) && isGeneric(t) ? { generic: true } : {}) };
   }
   // "I'm in Graz now", "we're over in Ghent": where the speaker is, by name, is where they live.
   const at = toks.findIndex((t) => ['i', 'we'].includes(t.lower));
   if (at >= 0 && ['be', 'am', "'m", 'are', "'re"].includes(toks[at + 1]?.lemma ?? '') && toks.slice(at + 2, at + 5).some((t, i, rest) => t.lower === 'in' && rest[i + 1]?.pos === 'PROPN')) return { slot: 'home' };
   return { slot: 'open' };
+}
+
+/** A family word followed by a more specific one names that one: "my kid sister" is a sister. */
+function familyNoun(t: Token, toks: readonly Token[]): string {
+  const next = toks[toks.indexOf(t) + 1];
+  return next && ['kid', 'baby', 'little', 'big', 'older', 'younger'].includes(t.lemma) && kinOf(next.lemma) ? next.lemma : t.lemma;
 }
 
 const isGeneric = (t: Token) => GENERIC_LIKING.includes(t.lemma) || GENERIC_LIKING.includes(t.lower);
@@ -79,3 +117,45 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   return true;
 }
 
+
+/**
+ * The topic a line asks about, by its words: the slot its first question names ("who's my furry
+ * friend?": pet); undefined when it asks nothing or names no topic (meaning may still tell one).
+ */
+export function askedTopic(text: string | undefined): Exclude<Slot, 'open' | 'name'> | undefined {
+  const question = text === undefined ? undefined : clauses(text).find((c) => c.question);
+  if (!question) return undefined;
+  const { slot } = slotOf(question.tokens);
+  return slot === 'open' || slot === 'name' ? undefined : slot;
+}
+
+/**
+ * Whether a fact's topic is the one asked about. Health and allergies are one topic of the memory
+ * design: "what should I avoid for medical reasons?" asks about an allergy as much as a diet.
+ */
+export function sameTopic(factTopic: string | undefined, asked: string): boolean {
+  const group = (t: string | undefined) => (t === 'allergy' ? 'health' : t);
+  return group(factTopic) === group(asked);
+}
+
+/**
+ * Which side of a family a word names: a partner (the one the speaker chose) or a relative by
+ * birth (a sibling, a parent, a child, a cousin). Within the family topic, "who am I dating?" asks
+ * about a partner and "forget what I said about my sibling" is not about the husband. Words for
+ * the whole family ("family", "kin", "relative") name neither.
+ */
+export type Kin = 'partner' | 'relative';
+const PARTNER_WORDS = ['relationship', 'date', 'dating', 'sweetheart', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'fiance', 'fiancee', 'fiancé', 'fiancée'];
+const RELATIVE_WORDS = ['sister', 'brother', 'sibling', 'twin', 'sis', 'bro', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'stepmom', 'stepdad', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew'];
+
+/** The side a word (a lemma or a key's last part) names, if it names one. */
+export function kinOf(word: string | undefined): Kin | undefined {
+  if (!word) return undefined;
+  return PARTNER_WORDS.includes(word) ? 'partner' : RELATIVE_WORDS.includes(word) ? 'relative' : undefined;
+}
+
+/** The side the words of a text name: a partner when any word names one ("my partner's mum": the partner). */
+export function kinNamed(toks: readonly Token[]): Kin | undefined {
+  const named = toks.map((t) => kinOf(t.lemma) ?? kinOf(t.lower));
+  return named.includes('partner') ? 'partner' : named.includes('relative') ? 'relative' : undefined;
+}

@@ -24,7 +24,7 @@
  */
 import type { ContextFact, ContextWindow } from '../boundary/context.js';
 import { clauses, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
-import { slotOf } from '../language/topics.js';
+import { kinNamed, kinOf, sameTopic, slotOf } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
 const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down', 'in', 'out'] as const;
@@ -126,7 +126,10 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const named = slotOf(question.tokens).slot;
   const slot = named !== 'open' ? named : window.retrieval?.topic ?? 'open';
   if (slot !== 'open') {
-    const onTopic = best(usable.filter((f) => sameTopic(f.key.split('.')[1], slot)), threshold * TOPIC_BAR);
+    // Within the family, the relation asked about: a partner is not a sister.
+    const kin = slot === 'family' ? kinNamed(question.tokens) : undefined;
+    const related = (f: ContextFact) => !kin || !kinOf(lastSegment(f.key)) || kinOf(lastSegment(f.key)) === kin;
+    const onTopic = best(usable.filter((f) => sameTopic(f.key.split('.')[1], slot) && related(f)), threshold * TOPIC_BAR);
     if (onTopic) return onTopic;
     // A fact of another topic answers only if it is plainly what was asked.
     return best(usable, threshold * OFF_TOPIC_BAR);
@@ -136,14 +139,6 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
 
 /** The share of the answer threshold a fact of the topic a question names must reach. */
 const TOPIC_BAR = 0.5;
-/**
- * Whether a fact's topic is the one asked about. Health and allergies are one topic of the memory
- * design: "what should I avoid for medical reasons?" asks about an allergy as much as a diet.
- */
-function sameTopic(factTopic: string | undefined, asked: string): boolean {
-  const group = (t: string | undefined) => (t === 'allergy' ? 'health' : t);
-  return group(factTopic) === group(asked);
-}
 /** The multiple of the answer threshold a fact of another topic than the question's must reach. */
 const OFF_TOPIC_BAR = 1.3;
 

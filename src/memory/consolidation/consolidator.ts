@@ -21,7 +21,8 @@ import type { Clock } from '../lifecycle/roles.js';
 import { plan, type PlannedFact, type PlannedForget } from './classify.js';
 import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
-import { contentLemmas } from '../../language/index.js';
+import { contentLemmas, tokens } from '../../language/index.js';
+import { kinNamed, kinOf } from '../../language/topics.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
 import { SLOTS, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
@@ -275,6 +276,9 @@ export class Consolidator {
       if (rows.length === 0) continue;
       const keys = await this.service.keysFor(tx, scope.tenantId, rows);
       const wanted = new Set(contentLemmas(f.about));
+      // "My sibling" is not "my husband": a family fact of another relation is not what they named.
+      const kin = kinNamed(tokens(f.about));
+      const named = rows.filter((r) => !kin || !kinOf(r.fact_key.split('.')[2]) || kinOf(r.fact_key.split('.')[2]) === kin);
       let ids: string[];
       if (wanted.size === 0) {
         const at = order.get(f.episodeId) ?? Infinity;
@@ -282,7 +286,7 @@ export class Consolidator {
         const inBatch = rows.filter((r) => position(r) >= 0).sort((a, b) => position(b) - position(a));
         ids = [(inBatch[0] ?? rows[0]!).id]; // what they said last
       } else {
-        ids = rows
+        ids = named
           .filter((r) => {
             const summary = this.summaryOf(keys, r);
             return (f.key && r.fact_key.startsWith(f.key) && summary !== undefined && contentLemmas(summary).some((l) => wanted.has(l))) || (summary !== undefined && contentLemmas(summary).some((l) => wanted.has(l)));
@@ -290,9 +294,9 @@ export class Consolidator {
           .map((r) => r.id);
         // No word in common: the nearest fact of the topic they named, else the nearest fact if it
         // is as close as an answer to a question would be.
-        if (ids.length === 0 && f.key) ids = rows.filter((r) => r.fact_key.startsWith(f.key)).slice(0, 1).map((r) => r.id);
+        if (ids.length === 0 && f.key) ids = named.filter((r) => r.fact_key.startsWith(f.key)).slice(0, 1).map((r) => r.id);
         const bar = answerThreshold(this.service.embedder.id);
-        if (ids.length === 0 && rows[0]?.distance != null && 1 - rows[0].distance >= bar) ids = [rows[0].id];
+        if (ids.length === 0 && named[0]?.distance != null && 1 - named[0].distance >= bar) ids = [named[0].id];
       }
       n += await store.invalidateFacts(tx, 'social', scope, ids);
     }

@@ -8,6 +8,7 @@ import type {
   ContextWindow,
   Standing,
 } from '../../boundary/context.js';
+import { askedTopic, sameTopic } from '../../language/topics.js';
 import { embeddingText, meanVector, toVectorLiteral } from '../embeddings/types.js';
 import { MemoryError } from '../errors.js';
 import { inScope, readInScope, type Scope } from '../scope.js';
@@ -235,7 +236,7 @@ export class ContextAssembler {
       procedural: procedural ? { version: procedural.version, persona: procedural.persona, directives: procedural.directives } : null,
       state: request.state,
     };
-    const [topic] = await this.service.topics.classify([questionVector!]);
+    const topic = askedTopic(lastSpoken?.text) ?? (await this.service.topics.classify([questionVector!]))[0];
     const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(topic ? { topic } : {}) };
     // The retrieval note travels with the pinned part and is counted with it.
     const pinnedTokens = jsonTokens(pinned) + jsonTokens(directives) + jsonTokens(retrieval) + STATE_DIRECTIVE_TOKENS;
@@ -284,7 +285,11 @@ export class ContextAssembler {
     const clueFacts = take('clues', clues.sort(byScore).length, (i) => open(clues[i]!), jsonTokens);
     chosen.clues = clueFacts.map((f) => ({ id: f.id, score: f.score }));
 
-    const socialSorted = socialKept.sort(byScore);
+    // What was just asked is answered from the asker's facts of that topic: they go first, the
+    // nearest to the question first; then every other fact by its score.
+    const onTopic = (c: Candidate) => topic !== undefined && c.row.participant_id === lastSpeaker && sameTopic(c.row.fact_key.split('.')[1], topic);
+    const matchOf = (c: Candidate) => 1 - (distanceOf((c.row as { match_distance?: number | null }).match_distance ?? null) ?? 1);
+    const socialSorted = socialKept.sort((a, b) => Number(onTopic(b)) - Number(onTopic(a)) || (onTopic(a) ? matchOf(b) - matchOf(a) : 0) || byScore(a, b));
     const socialFacts = take('social', socialSorted.length, (i) => {
       const fact = open(socialSorted[i]!);
       return fact && { participantId: socialSorted[i]!.row.participant_id!, fact };

@@ -17,8 +17,9 @@
  * "actually", "just moved", "not any more") updates its slot: consolidation then supersedes the
  * old value even when the new fact's key is not the same.
  */
-import { clauses, forgetRequest, person, render, revoice, withSubject, type Clause, type Token } from '../../../language/index.js';
+import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
 import { slotOf, type Slot } from '../../../language/topics.js';
+import { nounSenses, type Sense } from '../../../language/senses.js';
 import { gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
 import { SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
@@ -61,11 +62,13 @@ export class OpenDomainExtractor implements Extractor {
   readonly id = 'open-v1';
 
   async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
-    return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen(e) : guardCandidates(e)));
+    const nouns = episodes.filter((e) => e.kind === 'utterance').flatMap((e) => tokens(e.text).filter((t) => t.pos === 'NOUN').map((t) => t.lemma));
+    const senses = await nounSenses(nouns);
+    return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen(e, senses) : guardCandidates(e)));
   }
 }
 
-export function extractOpen(episode: EpisodeInput): Candidate[] {
+export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, Sense> = new Map()): Candidate[] {
   const out: Candidate[] = [];
   const push = (c: Omit<Candidate, 'episodeId' | 'participantId'>) => out.push({ ...c, episodeId: episode.id, participantId: episode.participantId });
   // "Forget who you are" is an attack on the persona, not a request about the speaker's memories.
@@ -111,15 +114,19 @@ export function extractOpen(episode: EpisodeInput): Candidate[] {
     const who = person(clause);
     if (who === 'second') continue; // about the NPC: the guard rules above had their say
     if (who === 'other') {
-      const world = worldFact(clause.text);
+      // A clause whose words name a topic of a life ("dentist by trade, puzzle nerd by night") is
+      // told of the speaker, never a game clue, unless a number in it could be a code. (Not what
+      // its nouns merely are: "the secret passage" is an act in WordNet, and a clue.)
+      const life = slotOf(clause.tokens).slot !== 'open' && !/\d/.test(clause.text);
+      const world = life ? undefined : worldFact(clause.text);
       if (world) push({ ...world, text: clause.text });
       else {
-        const told = toldAbout(clause, headline);
+        const told = toldAbout(clause, senses, headline);
         if (told) push(told);
       }
       continue;
     }
-    const fact = selfDisclosure(clause, updating || !!headline?.renewed, headline?.slot);
+    const fact = selfDisclosure(clause, senses, updating || !!headline?.renewed, headline?.slot);
     if (fact) push(fact);
   }
   return out;
@@ -145,16 +152,18 @@ function elaborated(list: readonly Clause[]): Clause[] {
 }
 
 /** A first-person clause as a fact about the speaker, or undefined when it says nothing lasting. */
-function selfDisclosure(clause: Clause, updating: boolean, topic?: Slot): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+function selfDisclosure(clause: Clause, senses: ReadonlyMap<string, Sense>, updating: boolean, topic?: Slot): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
   const toks = withSubject(clause);
-  if (game(clause)) {
+  // A clause about a topic of the speaker's life is theirs even when it has a word of the game
+  // ("dentist by trade, puzzle nerd by night"); a code or a number in it keeps it a game detail.
+  if (game(clause) && (slotOf(toks).slot === 'open' || /\d/.test(clause.text))) {
     return { kind: 'game', key: `game.${gameDetail(clause.text, true)}`, value: clause.text, summary: cap(clause.text), confidence: 0.8, text: clause.text };
   }
-  if (!lasting(toks)) return undefined;
+  if (!lasting(toks, senses)) return undefined;
   // "I'm the emperor": a title nobody in an escape room holds is kept as a weak claim, never as a fact.
   const title = grandTitle(toks);
   if (title) return { kind: 'claim', key: 'speaker.claimed_title', value: title, summary: `You claim to be ${/^(?:the|a|an)\s/i.test(title) ? title : `the ${title}`}.`, confidence: 0.2, text: clause.text };
-  const found = topicOf(toks, topic);
+  const found = topicOf(toks, senses, topic);
   const summary = sentence(revoice(toks, 'second'));
   const body = summary.replace(/^You\s+/, '').replace(/[.!]$/, '');
   const op = updating || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
@@ -171,8 +180,8 @@ function selfDisclosure(clause: Clause, updating: boolean, topic?: Slot): Omit<C
  * one ("obsessed with archery": consolidation reads that topic from meaning), unless a headline
  * of the line ("new job!") named it.
  */
-function topicOf(toks: readonly Token[], headline?: Slot): { slot: Slot; noun?: string; generic?: boolean } {
-  const found = slotOf(toks);
+function topicOf(toks: readonly Token[], senses: ReadonlyMap<string, Sense>, headline?: Slot): { slot: Slot; noun?: string; generic?: boolean } {
+  const found = slotOf(toks, senses);
   const slot = found.generic ? 'open' : found.slot;
   if (slot === 'open' && headline) return { slot: headline, ...(found.noun ? { noun: found.noun } : {}) };
   return { ...found, slot };
@@ -184,15 +193,19 @@ function topicOf(toks: readonly Token[], headline?: Slot): { slot: Slot; noun?: 
  * somewhere or a topic of a life, and nothing of the room. Kept as said, with less confidence
  * than a statement in the first person.
  */
-function toldAbout(clause: Clause, headline?: { slot: Slot; renewed: boolean }): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?: { slot: Slot; renewed: boolean }): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
   const toks = clause.tokens;
   // A verbless headline ("new job") names a topic but says nothing of it.
   const says = toks.some((t) => t.pos === 'VERB' || t.pos === 'AUX' || t.pos === 'PROPN');
   const words = toks.filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ', 'NUM'].includes(t.pos));
-  if (!says || words.length < 2 || aboutTheRoom(toks) || !lifeContent(toks) || game(clause)) return undefined;
-  const found = topicOf(toks, headline?.slot);
-  const key = found.slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : found.slot === 'name' || SINGLE.has(found.slot) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
-  const kind = found.generic ? 'preference' : found.slot === 'open' || found.slot === 'name' || SINGLE.has(found.slot) ? 'personal' : KIND_OF[found.slot];
+  const found = topicOf(toks, senses, headline?.slot);
+  // Nobody named at all ("dentist by trade, puzzle nerd by night"): the speaker, who left themselves out.
+  const ofSpeaker = !toks.some((t) => t.pos === 'PRON' || t.pos === 'PROPN');
+  const life = slotOf(toks).slot !== 'open' && !/\d/.test(clause.text);
+  if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
+  const single = found.slot === 'name' || SINGLE.has(found.slot);
+  const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
+  const kind = found.generic ? 'preference' : found.slot === 'open' || (single && !ofSpeaker) ? 'personal' : KIND_OF[found.slot];
   const summary = sentence(revoice(toks, 'second'));
   const op = headline?.renewed || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
   return { kind, op, key, value: summary.replace(/[.!]$/, ''), summary, confidence: 0.6, text: clause.text };
@@ -206,18 +219,18 @@ function aboutTheRoom(toks: readonly Token[]): boolean {
 }
 
 /** A proper name, a possessed noun ("my doctor") or a word naming a topic of a life. */
-function lifeContent(toks: readonly Token[]): boolean {
+function lifeContent(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
   return (
     toks.some((t, i) => (t.pos === 'PROPN' || (i > 0 && /^\p{Lu}/u.test(t.text))) && t.lower !== 'i') ||
     toks.some((t, i) => ['my', 'our'].includes(t.lower) && ['NOUN', 'PROPN', 'ADJ'].includes(toks[i + 1]?.pos ?? '')) ||
-    slotOf(toks).slot !== 'open'
+    slotOf(toks, senses).slot !== 'open'
   );
 }
 
 /** Whether a first-person clause states something about a life, not the moment in the room. */
-function lasting(toks: readonly Token[]): boolean {
+function lasting(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
   // Someone or something of a life, away from the room: lasting, whatever the verb's mood.
-  if (lifeContent(toks) && !aboutTheRoom(toks)) return true;
+  if (lifeContent(toks, senses) && !aboutTheRoom(toks)) return true;
   const content = toks.filter((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB', 'NUM', 'ADV'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
   if (content.length === 0) return false;
   // A plan or a possibility of the moment ("I'll try the door", "we could check the box"); a

@@ -1,0 +1,59 @@
+/**
+ * What kind of thing a noun names, from WordNet (through wordpos): the lexicographer file of its
+ * most frequent sense, WordNet's "supersense" (noun.act: archery, gardening; noun.food: curry;
+ * noun.animal: hamster; noun.location: Lisbon), and whether it is someone's line of work (a
+ * nurse, a plumber, an accountant: a kind of worker, professional or businessperson).
+ *
+ * This is how the offline extractor tells the topic of "obsessed with archery lately" or "as a
+ * nurse I see some weird stuff" when no word of the line names one: from what the words are, not
+ * from a list of phrasings. Lookups read WordNet's files and are cached.
+ */
+import WordPOS from 'wordpos';
+
+export interface Sense {
+  /** The supersense of the most frequent sense: "noun.act", "noun.person", "noun.food", ... */
+  kind: string;
+  /** A person's occupation: a worker, a professional, a businessperson, ... */
+  occupation: boolean;
+}
+
+/** Hypernyms (WordNet lemmas) that make a person noun a line of work. */
+const WORK = new Set(['worker', 'professional', 'businessperson', 'engineer', 'craftsman', 'employee', 'practitioner', 'expert', 'serviceman', 'official', 'scientist', 'artist', 'performer', 'entertainer', 'specialist', 'technician', 'educator', 'merchant', 'assistant', 'defender', 'laborer', 'skilled_worker']);
+const MAX_DEPTH = 8;
+const CACHE_LIMIT = 20_000;
+
+let wordnet: WordPOS | undefined;
+const cache = new Map<string, Promise<Sense | undefined>>();
+
+/** The sense of each lemma WordNet knows as a noun. */
+export async function nounSenses(lemmas: Iterable<string>): Promise<Map<string, Sense>> {
+  const unique = [...new Set(lemmas)].filter((l) => /^[\p{L}][\p{L}'-]*$/u.test(l));
+  const found = await Promise.all(unique.map((l) => senseOf(l)));
+  return new Map(unique.flatMap((l, i) => (found[i] ? [[l, found[i]!] as const] : [])));
+}
+
+function senseOf(lemma: string): Promise<Sense | undefined> {
+  let hit = cache.get(lemma);
+  if (!hit) {
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    hit = lookup(lemma).catch(() => undefined);
+    cache.set(lemma, hit);
+  }
+  return hit;
+}
+
+async function lookup(lemma: string): Promise<Sense | undefined> {
+  wordnet ??= new WordPOS();
+  const [first] = await wordnet.lookupNoun(lemma);
+  if (!first) return undefined;
+  let occupation = false;
+  if (first.lexName === 'noun.person') {
+    let synset: Awaited<ReturnType<WordPOS['seek']>> | undefined = first;
+    for (let depth = 0; synset && depth < MAX_DEPTH && !occupation; depth++) {
+      const up: { synsetOffset: number } | undefined = synset.ptrs.find((p) => p.pointerSymbol === '@' || p.pointerSymbol === '@i');
+      synset = up ? await wordnet.seek(up.synsetOffset, 'n') : undefined;
+      if (synset && WORK.has(synset.lemma)) occupation = true;
+    }
+  }
+  return { kind: first.lexName, occupation };
+}
