@@ -22,7 +22,7 @@ import { plan, type PlannedFact, type PlannedForget } from './classify.js';
 import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
 import { contentLemmas, tokens } from '../../language/index.js';
-import { kinNamed, kinOf } from '../../language/topics.js';
+import { SLOT_LEMMAS, kinNamed, kinOf } from '../../language/topics.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
 import { SLOTS, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
@@ -251,13 +251,32 @@ export class Consolidator {
     }
   }
 
-  /** The current fact an update replaces: the nearest of the same slot, or of any slot when it is very near. */
+  /**
+   * The current fact an update replaces: one that names what the update leaves behind ("gave up
+   * woodworking, doing archery now" replaces the fact naming woodworking, whatever its slot), else
+   * the nearest of the same slot, or of any slot when it is very near.
+   */
   private async updated(tx: Tx, scope: Scope, fact: PlannedFact, vector: Float32Array, skip: ReadonlySet<string>): Promise<string | undefined> {
     const slot = fact.key.split('.').slice(0, 2).join('.');
     const open = slot === 'speaker.fact';
-    const rows = await store.currentSocialFacts(tx, scope, fact.participantId!, open ? 'speaker.' : slot, toVectorLiteral(vector));
+    const all = await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector));
+    const candidates = all.filter((r) => !skip.has(r.id));
+    const named = distinctive(fact.summary);
+    if (named.size > 0 && candidates.length > 0) {
+      const keys = await this.service.keysFor(tx, scope.tenantId, candidates);
+      // (Of the same topic, unless either has none: "Mexico fell through, Kenya now" replaces the Mexico trip.)
+      const topicOf = (key: string) => (key.startsWith('speaker.fact') ? undefined : key.split('.')[1]);
+      const comparable = (r: FactRow) => !topicOf(r.fact_key) || !topicOf(fact.key) || topicOf(r.fact_key) === topicOf(fact.key);
+      const left = candidates.find((r) => {
+        if (!comparable(r)) return false;
+        const said = this.summaryOf(keys, r);
+        return said !== undefined && [...distinctive(said)].some((w) => named.has(w));
+      });
+      if (left) return left.id;
+    }
+    const rows = open ? candidates : candidates.filter((r) => r.fact_key.startsWith(slot));
     const similar = (r: { distance: number | null }) => r.distance !== null && 1 - Number(r.distance) >= (open ? UPDATE_SIMILARITY_ANY_SLOT : UPDATE_SIMILARITY_SAME_SLOT);
-    return rows.find((r) => !skip.has(r.id) && similar(r))?.id;
+    return rows.find((r) => similar(r))?.id;
   }
 
   /**
@@ -392,6 +411,15 @@ export class Consolidator {
 }
 
 const SUMMARY_KEY = 'session.summary';
+/**
+ * The words of a fact that tell it from others of its topic: its nouns and names, not the words
+ * every fact of a topic shares (topic words, "thing", "time") nor the verbs around them.
+ */
+function distinctive(text: string): Set<string> {
+  return new Set(tokens(text).filter((t) => (t.pos === 'NOUN' || t.pos === 'PROPN') && t.lemma.length > 2 && !TOPIC_WORDS.has(t.lemma) && !COMMON_NOUNS.has(t.lemma)).map((t) => t.lemma));
+}
+const TOPIC_WORDS = new Set(SLOT_LEMMAS.flatMap(([, words]) => words));
+const COMMON_NOUNS = new Set(['thing', 'stuff', 'time', 'day', 'week', 'year', 'month', 'night', 'morning', 'life', 'lot', 'way', 'bit', 'fun', 'fact', 'game', 'room', 'people', 'friend']);
 /** How near (cosine) an update must be to the fact it replaces: in its own slot, and across slots. */
 const UPDATE_SIMILARITY_SAME_SLOT = 0.3;
 const UPDATE_SIMILARITY_ANY_SLOT = 0.5;
