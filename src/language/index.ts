@@ -127,7 +127,7 @@ const INVERTING = new Set(['do', 'does', 'did', 'is', 'are', 'was', 'were', 'can
 /**
  * A question written without its question mark: a wh-word first ("where do I live"), an
  * auxiliary before its subject ("do you know my dog's name"), or a request to be told or
- * reminded ("tell me where I work", "remind me what I do").
+ * reminded ("tell me where I work", "remind me what I do"), or an ellipsis ("anything about my family").
  */
 function asks(toks: readonly Token[]): boolean {
   const [a, b] = toks;
@@ -135,7 +135,8 @@ function asks(toks: readonly Token[]): boolean {
   if (WH.has(a.lower)) return true;
   if (INVERTING.has(a.lower) && b && (b.pos === 'PRON' || b.lower === 'i')) return true;
   if (['tell', 'remind'].includes(a.lower) && b?.lower === 'me') return true;
-  return a.lower === 'any' && toks.some((t) => t.lower === 'idea');
+  // "any idea where I work", "anything about my family": asking whether there is something to tell.
+  return (a.lower === 'any' && toks.some((t) => t.lower === 'idea')) || (['anything', 'something'].includes(a.lower) && ['about', 'on', 'regarding'].includes(b?.lower ?? ''));
 }
 
 /** Whether the tokens from `i` can stand alone as a clause. */

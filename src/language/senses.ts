@@ -13,6 +13,8 @@ import WordPOS from 'wordpos';
 export interface Sense {
   /** The supersense of the most frequent sense: "noun.act", "noun.person", "noun.food", ... */
   kind: string;
+  /** The supersenses of all its senses: a kiwi is a plant, a person, a food and an animal. */
+  kinds: readonly string[];
   /** A person's occupation: a worker, a professional, a businessperson, ... */
   occupation: boolean;
 }
@@ -44,7 +46,8 @@ function senseOf(lemma: string): Promise<Sense | undefined> {
 
 async function lookup(lemma: string): Promise<Sense | undefined> {
   wordnet ??= new WordPOS();
-  const [first] = await wordnet.lookupNoun(lemma);
+  const all = await wordnet.lookupNoun(lemma);
+  const first = all[0];
   if (!first) return undefined;
   let occupation = false;
   if (first.lexName === 'noun.person') {
@@ -55,5 +58,5 @@ async function lookup(lemma: string): Promise<Sense | undefined> {
       if (synset && WORK.has(synset.lemma)) occupation = true;
     }
   }
-  return { kind: first.lexName, occupation };
+  return { kind: first.lexName, kinds: [...new Set(all.map((x) => x.lexName))], occupation };
 }

@@ -18,7 +18,7 @@ export const GENERIC_LIKING: readonly string[] = ['love', 'like', 'enjoy', 'ador
 /** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
 export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
   ['allergy', ['reaction', 'allergic', 'allergy', 'intolerant', 'intolerance', 'anaphylactic', 'epipen']],
-  ['health', ['asthma', 'asthmatic', 'diabetic', 'diabetes', 'vegan', 'vegetarian', 'celiac', 'coeliac', 'migraine', 'insomnia', 'colorblind', 'deaf', 'blind', 'pregnant', 'injury', 'injure', 'surgery', 'sick', 'illness', 'disease', 'condition', 'medication']],
+  ['health', ['asthma', 'asthmatic', 'diabetic', 'diabetes', 'vegan', 'vegetarian', 'celiac', 'coeliac', 'migraine', 'insomnia', 'colorblind', 'deaf', 'blind', 'pregnant', 'injury', 'injure', 'surgery', 'sick', 'illness', 'disease', 'condition', 'medication', 'doctor', 'medical']],
   ['fear', ['phobia', 'spook', 'afraid', 'scared', 'scare', 'terrified', 'terrify', 'fear', 'phobia', 'frightened', 'frighten', 'petrified', 'creep', 'freak', 'nightmare', 'dread']],
   ['family', ['relationship', 'date', 'sweetheart', 'kin', 'relative', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'sister', 'brother', 'sibling', 'twin', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew', 'fiance', 'fiancee', 'fiancé', 'fiancée', 'family', 'stepmom', 'stepdad', 'sis', 'bro']],
   ['pet', ['animal', 'furry', 'dog', 'cat', 'puppy', 'pup', 'kitten', 'pet', 'hamster', 'parrot', 'rabbit', 'bunny', 'horse', 'pony', 'goldfish', 'fish', 'tortoise', 'turtle', 'snake', 'lizard', 'ferret', 'gerbil', 'budgie', 'iguana', 'gecko', 'chicken', 'hen', 'goat', 'labrador', 'retriever', 'terrier', 'poodle', 'spaniel', 'collie', 'beagle', 'husky']],
@@ -71,7 +71,11 @@ function slotBySense(toks: readonly Token[], senses: ReadonlyMap<string, Sense>)
   const work = nouns.find(({ t, i, sense }) => sense.kind === 'noun.person' && sense.occupation && !kinOf(t.lemma) && (after(i, 'a', 'an') || toks.slice(0, i).every((x) => x.pos !== 'VERB' && x.pos !== 'AUX' && x.pos !== 'PRON')));
   if (work) return { slot: 'occupation' };
   if (nouns.some(({ t, sense }) => sense.kind === 'noun.act' && !NOT_PASTIMES.has(t.lemma))) return { slot: 'hobby' };
-  if (!denied && nouns.some(({ sense }) => sense.kind === 'noun.food')) return { slot: 'likes' };
+  // Something edible the speaker must keep from ("can't go near kiwis"), or that their body
+  // answers ("walnuts make my throat close up"), is about their health; otherwise a liking.
+  const edible = nouns.some(({ sense }) => sense.kinds.includes('noun.food'));
+  if (edible && (denied || nouns.some(({ sense }) => sense.kind === 'noun.body'))) return { slot: 'allergy' };
+  if (edible && nouns.some(({ sense }) => sense.kind === 'noun.food')) return { slot: 'likes' };
   const animal = nouns.find(({ i, sense }) => sense.kind === 'noun.animal' && after(i, 'my', 'our', 'a', 'an'));
   if (animal) return { slot: 'pet', noun: animal.t.lemma };
   return undefined;

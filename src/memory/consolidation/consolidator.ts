@@ -108,7 +108,7 @@ export class Consolidator {
       const scope: Scope = { ...base, participantIds: participants };
       await tx.query("SELECT set_config('memory.participants', $1, true)", [participants.join(',')]);
 
-      await this.writeFacts(tx, scope, [...planned.facts, ...(await this.sessionSummary(tx, scope, episodes, planned.facts))], report);
+      await this.writeFacts(tx, scope, [...planned.facts, ...(await this.sessionSummary(tx, scope, episodes, planned.facts))], report, new Map(episodes.map((e) => [e.id, e.text])));
       for (const anomaly of planned.anomalies) await this.logAnomaly(tx, scope, anomaly.kind, anomaly.coreKey, anomaly.candidate);
       report.anomalies = planned.anomalies.length;
       report.forgotten = (await this.applyForgets(tx, scope, planned.forgets, episodes)) + (await this.forget(tx, scope));
@@ -168,7 +168,7 @@ export class Consolidator {
     return [...model, ...guarded.filter((c) => !seen.has(`${c.episodeId}\0${c.kind}`))];
   }
 
-  private async writeFacts(tx: Tx, scope: Scope, planned: readonly PlannedFact[], report: ConsolidationReport): Promise<void> {
+  private async writeFacts(tx: Tx, scope: Scope, planned: readonly PlannedFact[], report: ConsolidationReport, lines: ReadonlyMap<string, string>): Promise<void> {
     if (planned.length === 0) return;
     const facts = await this.topical(planned);
     const current = new Map<string, { id: string; value: string; confidence: number }>();
@@ -224,7 +224,11 @@ export class Consolidator {
       // An update ("we've just moved, to Geneva", "not any more, I sold the car") replaces the
       // nearest current fact of its slot even when the keys differ.
       if (!previous && f.op === 'update' && f.tier === 'social' && f.participantId) {
-        previous = await this.updated(tx, scope, f, vectors[i]!, new Set([...taken, ...writtenIds]));
+        const line = f.episodeIds.map((id) => lines.get(id) ?? '').join(' ');
+        const [replaced, ...leftBehind] = await this.updated(tx, scope, f, line, vectors[i]!, new Set(taken));
+        previous = replaced;
+        // The rest of what the line leaves behind ("gave up woodworking", said beside "doing archery now") no longer holds.
+        if (leftBehind.length > 0) report.superseded += await store.invalidateFacts(tx, 'social', scope, leftBehind);
       }
       if (previous) taken.add(previous);
       const written = await this.service.writeFactIn(
@@ -252,31 +256,31 @@ export class Consolidator {
   }
 
   /**
-   * The current fact an update replaces: one that names what the update leaves behind ("gave up
-   * woodworking, doing archery now" replaces the fact naming woodworking, whatever its slot), else
-   * the nearest of the same slot, or of any slot when it is very near.
+   * The current facts an update replaces, the one it supersedes first: every fact of its topic
+   * naming something its line names ("gave up woodworking, doing archery now" replaces the fact
+   * naming woodworking, and the clause "gave up woodworking" beside it), else the nearest of the
+   * same slot, or of any slot when it is very near.
    */
-  private async updated(tx: Tx, scope: Scope, fact: PlannedFact, vector: Float32Array, skip: ReadonlySet<string>): Promise<string | undefined> {
+  private async updated(tx: Tx, scope: Scope, fact: PlannedFact, line: string, vector: Float32Array, skip: ReadonlySet<string>): Promise<string[]> {
     const slot = fact.key.split('.').slice(0, 2).join('.');
-    const open = slot === 'speaker.fact';
-    const all = await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector));
-    const candidates = all.filter((r) => !skip.has(r.id));
-    const named = distinctive(fact.summary);
+    const open = slot === SLOTS.open;
+    const candidates = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector))).filter((r) => !skip.has(r.id));
+    const named = distinctive(`${line} ${fact.summary}`);
     if (named.size > 0 && candidates.length > 0) {
-      const keys = await this.service.keysFor(tx, scope.tenantId, candidates);
       // (Of the same topic, unless either has none: "Mexico fell through, Kenya now" replaces the Mexico trip.)
-      const topicOf = (key: string) => (key.startsWith('speaker.fact') ? undefined : key.split('.')[1]);
+      const topicOf = (key: string) => (key.startsWith(`${SLOTS.open}.`) ? undefined : key.split('.')[1]);
       const comparable = (r: FactRow) => !topicOf(r.fact_key) || !topicOf(fact.key) || topicOf(r.fact_key) === topicOf(fact.key);
-      const left = candidates.find((r) => {
-        if (!comparable(r)) return false;
-        const said = this.summaryOf(keys, r);
+      const keys = await this.service.keysFor(tx, scope.tenantId, candidates);
+      const left = candidates.filter((r) => {
+        const said = comparable(r) ? this.summaryOf(keys, r) : undefined;
         return said !== undefined && [...distinctive(said)].some((w) => named.has(w));
       });
-      if (left) return left.id;
+      if (left.length > 0) return left.map((r) => r.id);
     }
     const rows = open ? candidates : candidates.filter((r) => r.fact_key.startsWith(slot));
     const similar = (r: { distance: number | null }) => r.distance !== null && 1 - Number(r.distance) >= (open ? UPDATE_SIMILARITY_ANY_SLOT : UPDATE_SIMILARITY_SAME_SLOT);
-    return rows.find((r) => similar(r))?.id;
+    const nearest = rows.find((r) => similar(r));
+    return nearest ? [nearest.id] : [];
   }
 
   /**
