@@ -118,6 +118,8 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') return false; // "saw them live"
   if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x, i) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma) || (x === t && ['my', 'our'].includes(toks[i - 1]?.lower ?? '')))) return false;
   if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) return false;
+  // "Who keeps me company?": company kept, not a firm.
+  if (slot === 'occupation' && t.lemma === 'company' && ['me', 'us', 'you', 'him', 'her', 'them'].includes(toks[toks.indexOf(t) - 1]?.lower ?? '')) return false;
   return true;
 }
 

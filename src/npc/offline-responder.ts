@@ -121,15 +121,15 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const best = (list: readonly ContextFact[], floor: number) =>
     list.filter((f) => f.match! >= floor).reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! || (f.match === a.match && f.score > a.score) ? f : a), undefined);
   // A question that names a topic ("who's my furry friend?": pets) is answered from that topic's
-  // facts first, at a lower bar: the topic already says they are about the same thing.
-  // The topic its words name, else the one the memory service read from its meaning.
+  // facts first: when its words name the topic, by the nearest of them whatever its score (the
+  // topic already says they are about the same thing); when only its meaning did, at a lower bar.
   const named = slotOf(question.tokens).slot;
   const slot = named !== 'open' ? named : window.retrieval?.topic ?? 'open';
   if (slot !== 'open') {
     // Within the family, the relation asked about: a partner is not a sister.
     const kin = slot === 'family' ? kinNamed(question.tokens) : undefined;
     const related = (f: ContextFact) => !kin || !kinOf(lastSegment(f.key)) || kinOf(lastSegment(f.key)) === kin;
-    const onTopic = best(usable.filter((f) => sameTopic(f.key.split('.')[1], slot) && related(f)), threshold * TOPIC_BAR);
+    const onTopic = best(usable.filter((f) => sameTopic(f.key.split('.')[1], slot) && related(f)), named !== 'open' ? -Infinity : threshold * TOPIC_BAR);
     if (onTopic) return onTopic;
     // A fact of another topic answers only if it is plainly what was asked.
     return best(usable, threshold * OFF_TOPIC_BAR);
@@ -137,7 +137,7 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   return best(usable, threshold);
 }
 
-/** The share of the answer threshold a fact of the topic a question names must reach. */
+/** The share of the answer threshold a fact of the topic read from a question's meaning must reach. */
 const TOPIC_BAR = 0.5;
 /** The multiple of the answer threshold a fact of another topic than the question's must reach. */
 const OFF_TOPIC_BAR = 1.3;

@@ -72,4 +72,14 @@ describe('the offline responder', () => {
     // A topic with no fact: a fact of another topic answers only when plainly what was asked (not at 0.25).
     expect(ask('where am I off to next?', 'trip')).toMatch(/I don't know; you haven't told me that/);
   });
+
+  it('answers "who am I dating?" from a partner, never from a sibling, and a question whose words name a topic from that topic\'s nearest fact', () => {
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    const ask = (text: string, facts: ContextFact[]) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval })).text;
+    const sister = fact('speaker.family.sister', 'Your sister Vey', 'Your sister Vey would love this.', { standing: 'known', match: 0.3 });
+    const husband = fact('speaker.family.husband', 'Your husband Oren', 'Your husband Oren is making dinner.', { standing: 'known', match: 0.05 });
+    expect(ask('who am I dating?', [sister])).toMatch(/I don't know; you haven't told me that/);
+    expect(ask('who am I dating?', [sister, husband])).toBe('You told me your husband Oren is making dinner.');
+    expect(ask('anything about my family?', [sister, husband])).toBe('You told me your sister Vey would love this.');
+  });
 });

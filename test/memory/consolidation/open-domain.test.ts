@@ -132,6 +132,29 @@ describe('open-domain extraction, end to end', () => {
     expect(current(social).map((m) => m.fact.key).sort()).toEqual(['speaker.home', 'speaker.pet.dog']);
   });
 
+  it('lets an update line replace every fact of its topic that names what it leaves behind, even told in its own clause ("gave up juggling, doing snorkeling now")', async () => {
+    const P = 'part-swap0001';
+    await h.ingest('od-swap', [{ participantId: P, text: 'took up juggling last year and I am hooked' }, { participantId: P, text: 'my sister Vey lives in Graz' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-swap', [{ participantId: P, text: 'gave up juggling, doing snorkeling now' }]);
+    await h.system.jobs.drain();
+    const now = current(await factsOf(h, 'od-swap', [P], 'social')).map((m) => m.fact.summary);
+    expect(now.filter((s: string) => /juggl/i.test(s))).toEqual([]);
+    expect(now.some((s: string) => /snorkeling/.test(s))).toBe(true);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true); // another topic: untouched
+  });
+
+  it('forgets about a sibling without forgetting the husband: a partner and a relative are two sides of a family', async () => {
+    const P = 'part-kin00001';
+    await h.ingest('od-kin', [{ participantId: P, text: 'my husband Oren is making dinner while I play' }, { participantId: P, text: 'my little brother Ilo would love this' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-kin', [{ participantId: P, text: 'forget what I said about my sibling' }]);
+    await h.system.jobs.drain();
+    const social = await factsOf(h, 'od-kin', [P], 'social');
+    expect(social.filter((m) => m.invalidatedAt !== null).map((m) => m.fact.key)).toEqual(['speaker.family.brother']);
+    expect(current(social).map((m) => m.fact.key)).toEqual(['speaker.family.husband']);
+  });
+
   it('never takes a lowercase word after "called" for a name, and never captures an @mention into a value', async () => {
     const P = 'part-called001';
     await h.ingest('od-called', [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractOpen } from '../../../src/memory/consolidation/extract/open.js';
+import { OpenDomainExtractor, extractOpen } from '../../../src/memory/consolidation/extract/open.js';
 import type { EpisodeInput } from '../../../src/memory/consolidation/extract/types.js';
 
 const episode = (text: string): EpisodeInput => ({
@@ -76,5 +76,30 @@ describe('the open-domain extractor on single lines', () => {
     // A clause that names something is a fact of its own, and a new sentence is never joined.
     expect(extractOpen(episode("I'm allergic to cats and my sister Mia would love this room")).map((c) => c.kind)).toEqual(['health', 'family']);
     expect(extractOpen(episode('I keep canarybees. I love it')).map((c) => c.summary)).toEqual(['You keep canarybees.', 'You love it.']);
+  });
+});
+
+describe('the open-domain extractor with what WordNet says the words are', () => {
+  const extractor = new OpenDomainExtractor();
+  const keys = async (text: string) => (await extractor.extract([episode(text)])).map((c) => c.key);
+
+  it('places a clause no topic word names by what its nouns are: a trade, a pastime, a food, an animal of theirs', async () => {
+    expect(await keys('as a taxidermist I see some odd things')).toEqual(['speaker.occupation']);
+    expect(await keys('upholsterer by trade, night owl by choice')).toEqual(['speaker.occupation']);
+    expect((await keys("I'm obsessed with snorkeling lately"))[0]).toMatch(/^speaker\.hobby\./);
+    expect((await keys('could eat lentils every single day'))[0]).toMatch(/^speaker\.likes\./);
+    expect((await keys('got a little ferret, cutest thing ever'))[0]).toBe('speaker.pet.ferret');
+  });
+
+  it('reads something edible the speaker keeps from, or their body answers, as health, not a liking', async () => {
+    expect((await keys("can't go near quinces"))[0]).toMatch(/^speaker\.allergy\./);
+    expect((await keys('lentils make my throat close up'))[0]).toMatch(/^speaker\.allergy\./);
+  });
+
+  it('keeps a personal clause with a word of the game in it as the speaker\'s, and a clause about the room as a clue', async () => {
+    const [own] = await extractor.extract([episode('cartographer by trade, puzzle addict by night')]);
+    expect(own).toMatchObject({ kind: 'occupation', key: 'speaker.occupation' });
+    const [clue] = await extractor.extract([episode('The secret passage is behind the bookcase.')]);
+    expect(clue?.kind).toBe('game');
   });
 });
