@@ -15,6 +15,17 @@ export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' 
  */
 export const GENERIC_LIKING: readonly string[] = ['love', 'like', 'enjoy', 'adore', 'favorite', 'favourite', 'fan', 'obsess', 'obsessed', 'obsession', 'prefer', 'into', 'hooked'];
 
+/** What a liking is of: food or music, the two kinds of taste people tell most. */
+const FOOD_WORDS = ['dish', 'meal', 'food', 'cuisine', 'eat', 'cook', 'dinner', 'lunch', 'breakfast', 'snack'];
+const MUSIC_WORDS = ['music', 'band', 'song', 'artist', 'listen', 'album', 'concert', 'gig', 'playlist', 'singer'];
+
+/** The kind of taste the words of a text name ("what's my go-to dish?": food), if one. */
+export function tasteNamed(toks: readonly Token[]): 'food' | 'music' | undefined {
+  if (toks.some((t) => FOOD_WORDS.includes(t.lemma))) return 'food';
+  if (toks.some((t) => MUSIC_WORDS.includes(t.lemma))) return 'music';
+  return undefined;
+}
+
 /** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
 export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
   ['allergy', ['reaction', 'allergic', 'allergy', 'intolerant', 'intolerance', 'anaphylactic', 'epipen']],
@@ -27,7 +38,7 @@ export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
   ['occupation', ['living', 'business', 'duty', 'coworker', 'workplace', 'work', 'job', 'employ', 'employer', 'career', 'profession', 'shift', 'boss', 'colleague', 'office', 'hire', 'company', 'firm', 'salary', 'retire', 'intern', 'freelance', 'trade']],
   ['trip', ['getaway', 'adventure', 'destination', 'itinerary', 'overseas', 'trip', 'travel', 'visit', 'holiday', 'vacation', 'fly', 'flight', 'backpack', 'journey', 'tour', 'cruise', 'abroad', 'honeymoon']],
   ['hobby', ['unwind', 'relax', 'chill', 'leisure', 'hobby', 'spare', 'weekend', 'pastime', 'collect', 'knit', 'paint', 'bake', 'hike', 'climb', 'garden', 'fish', 'surf', 'ski', 'skate', 'dance', 'sing', 'play', 'practice', 'practise', 'train', 'run', 'swim', 'cycle', 'brew', 'sew', 'draw']],
-  ['likes', ['dish', 'meal', 'food', 'cuisine', 'eat', 'cook', 'dinner', 'lunch', 'breakfast', 'snack', 'music', 'band', 'song', 'artist', 'listen', 'album', 'concert', 'gig', 'playlist', 'singer', ...GENERIC_LIKING]],
+  ['likes', [...FOOD_WORDS, ...MUSIC_WORDS, ...GENERIC_LIKING]],
   ['dislikes', ['hate', 'dislike', 'loathe', 'despise', 'detest', 'stand']],
 ];
 
@@ -81,8 +92,13 @@ function slotBySense(toks: readonly Token[], senses: ReadonlyMap<string, Sense>)
   return undefined;
 }
 
-function slotByWords(toks: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean } {
-  if (nameOf(toks)) return { slot: 'name' };
+/** Words that set what follows them apart: "what keeps me busy outside of my job?" is not about the job. */
+const SETTING_APART = new Set(['outside', 'besides', 'except', 'beyond', 'apart', 'other']);
+
+function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean } {
+  if (nameOf(all)) return { slot: 'name' };
+  const apart = all.findIndex((t, i) => SETTING_APART.has(t.lower) && (t.lower !== 'other' || all[i + 1]?.lower === 'than') && (t.lower !== 'apart' || all[i + 1]?.lower === 'from'));
+  const toks = apart > 0 ? all.slice(0, apart) : all;
   // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
   // thing the clause is about.
   const possessed = toks.findIndex((t, i) => i > 0 && ['my', 'our'].includes(toks[i - 1]!.lower) || (i > 1 && ['my', 'our'].includes(toks[i - 2]!.lower) && toks[i - 1]!.pos === 'ADJ'));

@@ -24,7 +24,7 @@
  */
 import type { ContextFact, ContextWindow } from '../boundary/context.js';
 import { clauses, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
-import { kinNamed, kinOf, sameTopic, slotOf } from '../language/topics.js';
+import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
 const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down', 'in', 'out'] as const;
@@ -127,9 +127,18 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const slot = named !== 'open' ? named : window.retrieval?.topic ?? 'open';
   if (slot !== 'open') {
     // Within the family, the relation asked about: a partner is not a sister.
+    // Within the family, the side asked about (a partner is not a sister); within likings, the
+    // taste (a dish is not a band). A fact whose side or taste its words do not tell must be near.
     const kin = slot === 'family' ? kinNamed(question.tokens) : undefined;
-    const related = (f: ContextFact) => !kin || !kinOf(lastSegment(f.key)) || kinOf(lastSegment(f.key)) === kin;
-    const onTopic = best(usable.filter((f) => sameTopic(f.key.split('.')[1], slot) && related(f)), named !== 'open' ? -Infinity : threshold * TOPIC_BAR);
+    const taste = slot === 'likes' ? tasteNamed(question.tokens) : undefined;
+    const facet = (f: ContextFact): boolean | undefined => {
+      if (kin) return kinOf(lastSegment(f.key)) === undefined ? undefined : kinOf(lastSegment(f.key)) === kin;
+      if (taste) return tasteNamed(tokens(f.summary)) === undefined ? undefined : tasteNamed(tokens(f.summary)) === taste;
+      return true;
+    };
+    const topical = usable.filter((f) => sameTopic(f.key.split('.')[1], slot) && facet(f) !== false);
+    const bar = named !== 'open' ? -Infinity : threshold * TOPIC_BAR;
+    const onTopic = best(topical.filter((f) => facet(f) === true), bar) ?? best(topical.filter((f) => facet(f) === undefined), Math.max(bar, threshold * TOPIC_BAR));
     if (onTopic) return onTopic;
     // A fact of another topic answers only if it is plainly what was asked.
     return best(usable, threshold * OFF_TOPIC_BAR);
