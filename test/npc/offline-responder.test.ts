@@ -82,4 +82,12 @@ describe('the offline responder', () => {
     expect(ask('who am I dating?', [sister, husband])).toBe('You told me your husband Oren is making dinner.');
     expect(ask('anything about my family?', [sister, husband])).toBe('You told me your sister Vey would love this.');
   });
+
+  it('does not take a topic word set apart ("outside of my job") for the topic asked', () => {
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    const job = fact('speaker.occupation', 'cartographer', 'You are a cartographer.', { standing: 'known', match: 0.1 });
+    const ask = (text: string) => respond(input(text, { participants: { p1: { anonymous: false, facts: [job] } }, retrieval })).text;
+    expect(ask('what is my job?')).toBe('You told me you are a cartographer.');
+    expect(ask('what keeps me busy outside of my job?')).toMatch(/I don't know; you haven't told me that/);
+  });
 });
