@@ -4,7 +4,7 @@
  * matched by lemma, so any inflection counts; the lists name the topics of the memory design's
  * slots (DESIGN section 5), not phrasings of any dataset.
  */
-import { clauses, type Token } from './index.js';
+import { clauses, knowWords, type Token } from './index.js';
 import type { Sense } from './senses.js';
 
 export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' | 'health' | 'allergy' | 'likes' | 'dislikes' | 'fear' | 'trip' | 'hobby' | 'open';
@@ -181,3 +181,5 @@ export function kinNamed(toks: readonly Token[]): Kin | undefined {
   const named = toks.map((t) => kinOf(t.lemma) ?? kinOf(t.lower));
   return named.includes('partner') ? 'partner' : named.includes('relative') ? 'relative' : undefined;
 }
+
+knowWords([...SLOT_LEMMAS.flatMap(([, words]) => words), ...PARTNER_WORDS, ...RELATIVE_WORDS]);

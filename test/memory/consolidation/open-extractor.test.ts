@@ -96,6 +96,12 @@ describe('the open-domain extractor with what WordNet says the words are', () =>
     expect((await keys('lentils make my throat close up'))[0]).toMatch(/^speaker\.allergy\./);
   });
 
+  it('reads a topic word typed with two neighbouring letters swapped as the word meant, keeping the text as written', async () => {
+    const [nephew] = await extractor.extract([episode('my nephwe Arlo is staying over')]);
+    expect(nephew).toMatchObject({ key: 'speaker.family.nephew', summary: 'Your nephwe Arlo is staying over.' });
+    expect((await keys("I'm allegric to quinces"))[0]).toMatch(/^speaker\.allergy\./);
+  });
+
   it('keeps a personal clause with a word of the game in it as the speaker\'s, and a clause about the room as a clue', async () => {
     const [own] = await extractor.extract([episode('cartographer by trade, puzzle addict by night')]);
     expect(own).toMatchObject({ kind: 'occupation', key: 'speaker.occupation' });
