@@ -137,7 +137,6 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
               state: { version: 0, facts: {} },
             };
             const window = await memory.context(gameId, npc.npcId, request);
-            if (process.env.DEBUG_WINDOWS && scope === 'new-game') (await import('node:fs')).appendFileSync(process.env.DEBUG_WINDOWS, JSON.stringify({ tenant: t.alias, probe: probe.id, kind: probe.kind, q: text, want: probe.required, retrieval: window.retrieval, facts: (window.participants[asker]?.facts ?? []).map((f) => ({ key: f.key, s: f.summary, m: f.match, st: f.standing })) }) + '\n');
             for (const config of ABLATIONS) {
               const view = ablate(window, config, asker, text);
               const reply = respond({ npc: { npcId: npc.npcId, firstName: npc.firstName }, window: view, trigger: { participantId: asker, anonymous: false, text, targeted: true } }).text;
