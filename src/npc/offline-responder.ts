@@ -33,7 +33,7 @@ const MOVE_VERBS = new Set(['go', 'walk', 'head', 'move', 'come', 'run', 'step',
 const DEFAULT_ANSWER_THRESHOLD = 0.3;
 
 export class OfflineResponder implements ModelProvider {
-  readonly id = 'offline-v2';
+  readonly id = 'offline-v3';
 
   async reply(input: ModelInput): Promise<NpcReply> {
     const reply = respond(input);

@@ -59,7 +59,7 @@ const COGNITION = new Set(['think', 'guess', 'bet', 'reckon', 'believe', 'suppos
 const STATEMENT_AS_QUESTION = /^\s*(?:did|do) you (?:know|realise|realize)\b/i;
 
 export class OpenDomainExtractor implements Extractor {
-  readonly id = 'open-v1';
+  readonly id = 'open-v2';
 
   async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
     const nouns = episodes.filter((e) => e.kind === 'utterance').flatMap((e) => tokens(e.text).filter((t) => t.pos === 'NOUN').map((t) => t.lemma));
