@@ -64,4 +64,24 @@ describe('every text field of the memory service, with arbitrary strings', () =>
     expect(counts.events).toBeGreaterThan(5);
     expect(counts.facts).toBeGreaterThan(5);
   }, 120_000);
+
+  it('never answers 5xx to a context request whatever its message text and state values hold, and refuses what is not text with 400', async () => {
+    let answered = 0;
+    await fc.assert(
+      fc.asyncProperty(nasty, fc.boolean(), async (text, inState) => {
+        const r = await post(`/v1/npcs/${NPC}/context`, {
+          roomId: 'hall',
+          participants: [{ participantId: P, anonymous: false }],
+          messages: [{ seq: ++n, speaker: { participantId: P }, text: inState ? 'hello' : text, targeted: true, ts: 1_700_000_000 }],
+          state: { version: 1, facts: inState ? { 'door.north': text } : {} },
+        });
+        expect(r.statusCode).toBeLessThan(500);
+        if (!isText(text)) expect(r.json()).toMatchObject({ error: { code: expect.any(String) } });
+        if (!isText(text)) expect(r.statusCode).toBe(400);
+        if (r.statusCode === 200) answered++;
+      }),
+      { numRuns: 60, seed: 16 },
+    );
+    expect(answered).toBeGreaterThan(5);
+  }, 120_000);
 });
