@@ -11,6 +11,7 @@ describe('every text field of the memory service, with arbitrary strings', () =>
   let system: MemorySystem;
   let removeKeys: () => Promise<void>;
   let token: string;
+  let adminKey: string;
   let n = 0;
   const NPC = 'npc-mara';
   const P = 'part-prop00001';
@@ -20,7 +21,8 @@ describe('every text field of the memory service, with arbitrary strings', () =>
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
     system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
-    const { tenantId } = await createTenant(database.db, `studio-${Math.random().toString(36).slice(2)}`);
+    const { tenantId, adminKey: admin } = await createTenant(database.db, `studio-${Math.random().toString(36).slice(2)}`);
+    adminKey = admin;
     ({ token } = await system.credentials.issueGameToken(tenantId, 'prop-game', [P], 3600));
   });
   afterAll(async () => {
@@ -83,5 +85,28 @@ describe('every text field of the memory service, with arbitrary strings', () =>
       { numRuns: 60, seed: 16 },
     );
     expect(answered).toBeGreaterThan(5);
+  }, 120_000);
+
+  it('never answers 5xx to procedural memory whatever its persona, directives and core hold, and keeps text exactly as sent', async () => {
+    let kept = 0;
+    await fc.assert(
+      fc.asyncProperty(nasty, async (text) => {
+        const put = await system.app.inject({
+          method: 'PUT',
+          url: `/v1/npcs/${NPC}/procedural`,
+          headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ persona: `Mara. ${text}`, directives: [`Say ${text}`], core: { motto: text } }),
+        });
+        expect(put.statusCode).toBeLessThan(500);
+        if (!isText(text)) expect(put.statusCode).toBe(400);
+        if (put.statusCode === 201) {
+          const got = await system.app.inject({ method: 'GET', url: `/v1/npcs/${NPC}/procedural`, headers: { authorization: `Bearer ${token}` } });
+          expect(got.json<{ procedural: { persona: string; directives: string[]; core: Record<string, string> } }>().procedural).toMatchObject({ persona: `Mara. ${text}`, directives: [`Say ${text}`], core: { motto: text } });
+          kept++;
+        }
+      }),
+      { numRuns: 40, seed: 17 },
+    );
+    expect(kept).toBeGreaterThan(5);
   }, 120_000);
 });
