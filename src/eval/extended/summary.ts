@@ -195,6 +195,11 @@ Intervals: 95% percentile bootstrap over tenant pairs (2000 resamples, seed 1).
 |---|---:|---|
 ${kinds}
 
+Same-game and deletion are leak checks: a reply passes when it names none of the forbidden values,
+so an NPC that answers nothing passes them; their 100% says nothing leaked, not that the NPC
+remembers. The scorer fails a reply that repeats the value (\`test/eval/scoring-kinds.test.ts\`).
+Control (the partner still recalled after the other's erasure) is the check beside them that needs an answer.
+
 - foreign-fact leaks: **${summary.foreignLeaks.length}**${summary.foreignLeaks.map((l) => `\n  - pair ${l.pair} ${l.tenant} ${l.probeId} (${l.where}): "${l.leaked}" in "${l.reply}"`).join('')}
 - identity confirmations: **${summary.identityConfirmations.length}**
 - stale answers (own superseded value given): ${summary.staleAnswers.length}
@@ -209,6 +214,8 @@ ${abl.join('\n')}
 
 "new-game": probes asked in a game the NPC never met the tenant in (cross-game, the protocol's case).
 "setup-game": the same probes in the game where the facts were said (thread and episodic memory exist).
+Forget and abstention pass when no fact of the tenant is in the sections kept: under the transcript and
+episodic cuts their high figures say that nothing was said, not that forgetting or abstaining works.
 
 ## Latency
 
