@@ -155,8 +155,7 @@ function asks(toks: readonly Token[]): boolean {
   if (!a) return false;
   if (WH.has(a.lower)) return true;
   // "sorry I missed it, what did she say": a question after what opens the clause.
-  const after = toks.findIndex((t, i) => i > 0 && toks[i - 1]!.text === ',' && WH.has(t.lower) && ['AUX', 'VERB'].includes(toks[i + 1]?.pos ?? ''));
-  if (after > 0) return true;
+  if (toks.some((t, i) => i > 0 && toks[i - 1]!.text === ',' && WH.has(t.lower) && ['AUX', 'VERB'].includes(toks[i + 1]?.pos ?? ''))) return true;
   if (INVERTING.has(a.lower) && b && (b.pos === 'PRON' || b.lower === 'i')) return true;
   if (['tell', 'remind'].includes(a.lower) && b?.lower === 'me') return true;
   // "any idea where I work", "anything about my family": asking whether there is something to tell.

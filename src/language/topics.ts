@@ -26,12 +26,16 @@ export function tasteNamed(toks: readonly Token[]): 'food' | 'music' | undefined
   return undefined;
 }
 
+/** Words for a partner and for a relative by birth (the two sides of a family, `kinOf`). */
+const PARTNER_WORDS = ['relationship', 'date', 'dating', 'sweetheart', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'fiance', 'fiancee', 'fiancé', 'fiancée'];
+const RELATIVE_WORDS = ['sister', 'brother', 'sibling', 'twin', 'sis', 'bro', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'stepmom', 'stepdad', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew'];
+
 /** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
 export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
   ['allergy', ['reaction', 'allergic', 'allergy', 'intolerant', 'intolerance', 'anaphylactic', 'epipen']],
   ['health', ['asthma', 'asthmatic', 'diabetic', 'diabetes', 'vegan', 'vegetarian', 'celiac', 'coeliac', 'migraine', 'insomnia', 'colorblind', 'deaf', 'blind', 'pregnant', 'injury', 'injure', 'surgery', 'sick', 'illness', 'disease', 'condition', 'medication', 'doctor', 'medical']],
   ['fear', ['phobia', 'spook', 'afraid', 'scared', 'scare', 'terrified', 'terrify', 'fear', 'phobia', 'frightened', 'frighten', 'petrified', 'creep', 'freak', 'nightmare', 'dread']],
-  ['family', ['relationship', 'date', 'sweetheart', 'kin', 'relative', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'sister', 'brother', 'sibling', 'twin', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew', 'fiance', 'fiancee', 'fiancé', 'fiancée', 'family', 'stepmom', 'stepdad', 'sis', 'bro']],
+  ['family', [...PARTNER_WORDS, ...RELATIVE_WORDS, 'kin', 'relative', 'family']],
   ['pet', ['animal', 'furry', 'dog', 'cat', 'puppy', 'pup', 'kitten', 'pet', 'hamster', 'parrot', 'rabbit', 'bunny', 'horse', 'pony', 'goldfish', 'fish', 'tortoise', 'turtle', 'snake', 'lizard', 'ferret', 'gerbil', 'budgie', 'iguana', 'gecko', 'chicken', 'hen', 'goat', 'labrador', 'retriever', 'terrier', 'poodle', 'spaniel', 'collie', 'beagle', 'husky']],
   ['origin', ['root', 'hail', 'youth', 'upbringing', 'grow', 'born', 'bear', 'raise', 'originally', 'hometown', 'native', 'childhood']],
   ['home', ['household', 'address', 'live', 'move', 'reside', 'relocate', 'base', 'home', 'apartment', 'flat', 'house', 'neighborhood', 'neighbourhood', 'rent']],
@@ -167,8 +171,6 @@ export function sameTopic(factTopic: string | undefined, asked: string): boolean
  * the whole family ("family", "kin", "relative") name neither.
  */
 export type Kin = 'partner' | 'relative';
-const PARTNER_WORDS = ['relationship', 'date', 'dating', 'sweetheart', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'fiance', 'fiancee', 'fiancé', 'fiancée'];
-const RELATIVE_WORDS = ['sister', 'brother', 'sibling', 'twin', 'sis', 'bro', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'stepmom', 'stepdad', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew'];
 
 /** The side a word (a lemma or a key's last part) names, if it names one. */
 export function kinOf(word: string | undefined): Kin | undefined {
@@ -182,4 +184,4 @@ export function kinNamed(toks: readonly Token[]): Kin | undefined {
   return named.includes('partner') ? 'partner' : named.includes('relative') ? 'relative' : undefined;
 }
 
-knowWords([...SLOT_LEMMAS.flatMap(([, words]) => words), ...PARTNER_WORDS, ...RELATIVE_WORDS]);
+knowWords(SLOT_LEMMAS.flatMap(([, words]) => words));

@@ -126,19 +126,17 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const named = slotOf(question.tokens).slot;
   const slot = named !== 'open' ? named : window.retrieval?.topic ?? 'open';
   if (slot !== 'open') {
-    // Within the family, the relation asked about: a partner is not a sister.
     // Within the family, the side asked about (a partner is not a sister); within likings, the
     // taste (a dish is not a band). A fact whose side or taste its words do not tell must be near.
     const kin = slot === 'family' ? kinNamed(question.tokens) : undefined;
     const taste = slot === 'likes' ? tasteNamed(question.tokens) : undefined;
-    const facet = (f: ContextFact): boolean | undefined => {
-      if (kin) return kinOf(lastSegment(f.key)) === undefined ? undefined : kinOf(lastSegment(f.key)) === kin;
-      if (taste) return tasteNamed(tokens(f.summary)) === undefined ? undefined : tasteNamed(tokens(f.summary)) === taste;
-      return true;
-    };
-    const topical = usable.filter((f) => sameTopic(f.key.split('.')[1], slot) && facet(f) !== false);
+    const facetOf = (f: ContextFact): string | undefined => (kin ? kinOf(lastSegment(f.key)) : taste ? tasteNamed(tokens(f.summary)) : undefined);
+    const asked = kin ?? taste;
+    const topical = usable.filter((f) => sameTopic(f.key.split('.')[1], slot)).map((f) => ({ f, facet: asked ? facetOf(f) : asked }));
     const bar = named !== 'open' ? -Infinity : threshold * TOPIC_BAR;
-    const onTopic = best(topical.filter((f) => facet(f) === true), bar) ?? best(topical.filter((f) => facet(f) === undefined), Math.max(bar, threshold * TOPIC_BAR));
+    const onTopic =
+      best(topical.filter((x) => x.facet === asked).map((x) => x.f), bar) ??
+      best(topical.filter((x) => x.facet === undefined).map((x) => x.f), Math.max(bar, threshold * TOPIC_BAR));
     if (onTopic) return onTopic;
     // A fact of another topic answers only if it is plainly what was asked.
     return best(usable, threshold * OFF_TOPIC_BAR);
