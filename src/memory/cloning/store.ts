@@ -1,6 +1,7 @@
 /** Every SQL statement of the cloning pipeline, its lineage trace and invalidation. */
 import type { Sql } from '../db/types.js';
 import { factColumns, type FactRow } from '../store/rows.js';
+import { latestProcedural } from '../store/procedural.js';
 import type { Lineage } from '../types.js';
 
 export type CopyTier = 'lore' | 'social';
@@ -55,12 +56,8 @@ export interface SourceProcedural {
 
 /** The newest procedural version of `npcId` that has not been invalidated. */
 export async function currentProcedural(tx: Sql, tenantId: string, npcId: string): Promise<SourceProcedural | undefined> {
-  const { rows } = await tx.query<SourceProcedural>(
-    `SELECT version, persona, directives, core FROM memory.procedural
-     WHERE tenant_id = $1 AND npc_id = $2 AND invalidated_at IS NULL ORDER BY version DESC LIMIT 1`,
-    [tenantId, npcId],
-  );
-  return rows[0];
+  const row = await latestProcedural(tx, tenantId, npcId);
+  return row && { version: row.version, persona: row.persona, directives: row.directives, core: row.core };
 }
 
 export async function insertClonedProcedural(

@@ -7,10 +7,16 @@
  * The summary is deterministic and extractive (each older turn shortened to its first words);
  * it keeps who said what in order, not nuance.
  */
+import { randomUUID } from 'node:crypto';
 import type { ContextTurn, RoomMessage, Speaker } from '../../boundary/context.js';
 import { seal } from '../crypto/cipher.js';
-import type { MemoryService } from '../service.js';
-import type { WorkingRow } from '../store/working.js';
+import { toVectorLiteral } from '../embeddings/types.js';
+import { enqueueConsolidation } from '../consolidation/queue.js';
+import { MemoryError } from '../errors.js';
+import { inScope, type Scope } from '../scope.js';
+import { rowAad, type MemoryService } from '../service.js';
+import { insertWorkingSummary } from '../store/episodes.js';
+import { deleteWorking, type WorkingRow } from '../store/working.js';
 import { SUMMARIZE_AT } from './scoring.js';
 import { countTokens } from './tokens.js';
 
@@ -106,4 +112,43 @@ function shorten(text: string): string {
 export function serializeWorking(working: WorkingMemory): string {
   const turns = working.turns.map((t) => `${t.speaker}: ${t.text}`).join('\n');
   return [working.summary ? `Earlier: ${working.summary}` : '', turns].filter(Boolean).join('\n');
+}
+
+/**
+ * Serializes the NPC's working memory for a room into one episodic row and drops it (the NPC
+ * moved, or the room was suspended), so no stale spatial context crosses a threshold.
+ */
+export async function flushWorkingMemory(
+  service: MemoryService,
+  scope: Scope,
+  roomId: string,
+  reason: 'room_empty' | 'npc_moved',
+): Promise<{ flushed: boolean; episodeId: string | null }> {
+  const { tenantId, gameId, npcId } = scope;
+  if (!gameId || !npcId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'flushing needs a game token and an npc in the path', 403);
+  return inScope(service.db, scope, async (tx) => {
+    const row = await deleteWorking(tx, tenantId, gameId, roomId, npcId);
+    if (!row) return { flushed: false, episodeId: null };
+    const working = openWorking(service, tenantId, gameId, roomId, npcId, row, await service.keysFor(tx, tenantId, [row]));
+    const text = serializeWorking(working);
+    if (!text) return { flushed: true, episodeId: null };
+    const [vector] = await service.embedder.embed([text]);
+    const { keyId, key } = await service.keys.forWrite(tx, tenantId, 'game', gameId);
+    const id = randomUUID();
+    await insertWorkingSummary(tx, {
+      id,
+      tenantId,
+      gameId,
+      npcId,
+      roomId,
+      ts: Math.floor(Date.now() / 1000),
+      keyId,
+      ciphertext: seal(key, Buffer.from(text, 'utf8'), rowAad('episodic', tenantId, gameId, npcId, undefined, id)),
+      embedding: toVectorLiteral(vector!),
+      embedder: service.embedder.id,
+    });
+    // What the NPC saw here is consolidated like any other episode.
+    await enqueueConsolidation(tx, { tenantId, gameId, npcId, reason: reason === 'room_empty' ? 'suspension' : 'npc_moved' });
+    return { flushed: true, episodeId: id };
+  });
 }

@@ -16,11 +16,20 @@ export interface ProceduralRow {
 
 const COLUMNS = 'tenant_id, npc_id, version, persona, directives, core, created_by, created_at, lineage';
 
+/**
+ * The NPC's current procedural memory: its newest version that has not been invalidated. One
+ * statement for every reader (the service, context assembly's single round trip, cloning).
+ */
+export function latestProceduralStatement(tenantId: string, npcId: string): { text: string; params: unknown[] } {
+  return {
+    text: `SELECT ${COLUMNS} FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 AND invalidated_at IS NULL ORDER BY version DESC LIMIT 1`,
+    params: [tenantId, npcId],
+  };
+}
+
 export async function latestProcedural(tx: Sql, tenantId: string, npcId: string): Promise<ProceduralRow | undefined> {
-  const { rows } = await tx.query<ProceduralRow>(
-    `SELECT ${COLUMNS} FROM memory.procedural WHERE tenant_id = $1 AND npc_id = $2 AND invalidated_at IS NULL ORDER BY version DESC LIMIT 1`,
-    [tenantId, npcId],
-  );
+  const { text, params } = latestProceduralStatement(tenantId, npcId);
+  const { rows } = await tx.query<ProceduralRow>(text, params);
   return rows[0];
 }
 
