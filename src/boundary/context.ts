@@ -35,7 +35,8 @@ export const StateSnapshot = Type.Object(
     facts: Type.Record(
       Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }),
       Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean(), Type.Null()]),
-      { maxProperties: 300 },
+      // additionalProperties: a key outside the pattern is refused, not taken unchecked with any value.
+      { maxProperties: 300, additionalProperties: false },
     ),
   },
   strict,
@@ -127,8 +128,9 @@ export interface ContextWindow {
     answerThreshold: number;
     /**
      * The topic of a life (a slot: pet, home, fear, ...) the last line is about, read from its
-     * meaning when its words name none; absent when no topic is clear. Facts keep theirs in the
-     * second part of their key ("speaker.pet.dog").
+     * meaning when its words name none; `fact` when it is about something no slot holds (the
+     * facts kept under the open key); absent when no topic is clear. Facts keep theirs in the
+     * second part of their key ("speaker.pet.dog", "speaker.fact.drive-jeep").
      */
     topic?: string;
   };

@@ -278,6 +278,31 @@ export function revoice(toks: readonly Token[], to: 'second' | 'third'): string 
   return render(out);
 }
 
+/** Words that place a statement in the present, against what came before it. */
+const NOW = new Set(['now', 'nowadays', 'anymore', 'instead']);
+/** Where a sentence turns from what was to what is: "Mexico fell through, so it's Kenya now". */
+const TURNS = new Set([',', ';', 'so', 'but', '-', '–']);
+
+/**
+ * What a statement says is the case now, when it also says what no longer is: "Mexico fell
+ * through so it's Kenya now" -> "it's Kenya now"; "you're over curry, it's all paella for you
+ * now" -> "it's all paella for you now". The text as it is otherwise.
+ */
+export function currentPart(text: string): string {
+  const toks = tokens(text);
+  const now = (part: readonly Token[]) => part.some((t) => NOW.has(t.lower));
+  for (let i = toks.length - 2; i > 0; i--) {
+    if (!TURNS.has(toks[i]!.lower)) continue;
+    const before = toks.slice(0, i);
+    let after = toks.slice(i + 1);
+    while (after[0] && TURNS.has(after[0].lower)) after = after.slice(1);
+    const says = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
+    const names = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN'].includes(t.pos));
+    if (now(after) && !now(before) && says(before) && names(after)) return render(after);
+  }
+  return text;
+}
+
 /** Content lemmas of a text (nouns, verbs, adjectives, proper nouns, numbers), for matching. */
 export function contentLemmas(text: string): string[] {
   return tokens(text)

@@ -10,7 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { registerAdminCommands } from './admin/cli.js';
 import { registerLifecycleCommands } from './lifecycle/cli.js';
-import { registerReembedCommand } from './embeddings/cli.js';
+import { registerReembedCommand, registerTopicVectorsCommand } from './embeddings/cli.js';
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -53,6 +53,7 @@ program
 registerAdminCommands(program, withDatabase);
 registerLifecycleCommands(program, withDatabase);
 registerReembedCommand(program, withDatabase);
+registerTopicVectorsCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);

@@ -23,7 +23,7 @@
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
 import type { ContextFact, ContextWindow } from '../boundary/context.js';
-import { clauses, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
+import { clauses, currentPart, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
@@ -72,7 +72,8 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
   const personal = questions.find((c) => person(c) === 'first' && !aboutTheRoom(c));
   if (personal && !rememberMe(said)) {
     const best = answering(facts, window, personal);
-    if (best) return say(`You told me ${lowerFirst(stripPeriod(best.summary))}.`);
+    // What changed is said as it is now ("it's Kenya now"), not with what it replaced.
+    if (best) return say(`You told me ${withYou(lowerFirst(stripPeriod(currentPart(best.summary))))}.`);
     return say(`${npc.firstName} thinks for a moment. "I don't know; you haven't told me that."`);
   }
 
@@ -258,6 +259,8 @@ const lastSegment = (key: string) => key.slice(key.lastIndexOf('.') + 1);
 const humanize = (id: string) => id.replace(/[-_.]+/g, ' ').trim();
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const lowerFirst = (s: string) => (/^(?:I|I'm|I've)\b/.test(s) ? s : s.charAt(0).toLowerCase() + s.slice(1));
+/** A part that opens on its verb ("got a Jeep now") was said of the speaker: "you got a Jeep now". */
+const withYou = (s: string) => (tokens(s)[0]?.pos === 'VERB' ? `you ${s}` : s);
 const stripPeriod = (s: string) => s.replace(/[.!?]+$/, '');
 const sentence = (s: string) => (/[.!?]$/.test(s) ? s : `${s}.`).replace(/^./, (c) => c.toUpperCase());
 const article = (word: string) => (/^[aeiou]/i.test(word) ? 'an' : 'a');

@@ -90,4 +90,20 @@ describe('the offline responder', () => {
     expect(ask('what is my job?')).toBe('You told me you are a cartographer.');
     expect(ask('what keeps me busy outside of my job?')).toMatch(/I don't know; you haven't told me that/);
   });
+  it('says a changed fact as it is now, without what it replaced ("Lisbon got cancelled, so it\'s Tokyo now")', () => {
+    const facts = [fact('speaker.trip.lisbon-cancel-tokyo', "Lisbon got cancelled, so it's Tokyo now", "Lisbon got cancelled, so it's Tokyo now.", { match: 0.2 })];
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3, topic: 'trip' };
+    expect(respond(input('where am I flying to?', { participants: { p1: { anonymous: false, facts } }, retrieval })).text).toBe("You told me it's Tokyo now.");
+    const sold = [fact('speaker.fact.sell-volvo-saab', 'sold the Volvo, got a Saab now', 'You sold the Volvo, got a Saab now.', { match: 0.2 })];
+    expect(respond(input('what am I driving these days?', { participants: { p1: { anonymous: false, facts: sold } }, retrieval: { ...retrieval, topic: 'fact' } })).text).toBe('You told me you got a Saab now.');
+  });
+
+  it('answers a question about something no slot holds from the facts kept under the open key, not from a slot\'s', () => {
+    const facts = [
+      fact('speaker.hobby.paint', 'paint watercolours', 'You paint watercolours.', { match: 0.22 }),
+      fact('speaker.fact.left-hand-smudge', "are left-handed, always smudging your notes", "You are left-handed, always smudging your notes.", { match: 0.2 }),
+    ];
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3, topic: 'fact' };
+    expect(respond(input('which hand do I write with?', { participants: { p1: { anonymous: false, facts } }, retrieval })).text).toBe('You told me you are left-handed, always smudging your notes.');
+  });
 });

@@ -25,7 +25,7 @@ import { contentLemmas, tokens } from '../../language/index.js';
 import { SLOT_LEMMAS, kinNamed, kinOf } from '../../language/topics.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
-import { SLOTS, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
+import { SINGLE_VALUED, SLOTS, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
 import { isForgotten, type DecayOptions } from './retention.js';
 import * as store from './store.js';
 
@@ -150,12 +150,15 @@ export class Consolidator {
   private async topical(facts: readonly PlannedFact[]): Promise<PlannedFact[]> {
     const open = facts.filter((f) => f.tier === 'social' && f.key.startsWith(`${SLOTS.open}.`));
     if (open.length === 0 || !this.service.topics.enabled) return [...facts];
-    const topics = await this.service.topics.classify(await this.service.embedder.embed(open.map((f) => f.summary)));
+    const topics = await this.service.topics.classify(await this.service.embedder.embed(open.map((f) => f.summary)), 'statement');
     const topicOf = new Map(open.map((f, i) => [f, topics[i]]));
     return facts.map((f) => {
       // A liking no topic was read from stays a liking.
-      const topic = topicOf.get(f) ?? (topicOf.has(f) && f.kind === 'preference' ? 'likes' : undefined);
-      return topic ? { ...f, key: `${SLOTS[topic]}.${f.key.slice(SLOTS.open.length + 1)}` } : f;
+      const read = topicOf.get(f);
+      const topic = read && read !== 'other' ? read : topicOf.has(f) && f.kind === 'preference' ? 'likes' : undefined;
+      if (!topic) return f;
+      // A single-valued slot has one key, so that the next value of it replaces this one.
+      return { ...f, key: SINGLE_VALUED.has(topic) ? SLOTS[topic] : `${SLOTS[topic]}.${f.key.slice(SLOTS.open.length + 1)}` };
     });
   }
 

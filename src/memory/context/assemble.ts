@@ -11,6 +11,7 @@ import { ensureGame } from '../store/ingest-requests.js';
 import { getContextLog, putWorkingAndLog } from '../store/working.js';
 import type { Source } from '../types.js';
 import { answerThreshold } from './scoring.js';
+import { SLOTS } from '../consolidation/extract/types.js';
 import { jsonTokens } from './tokens.js';
 import { Packer } from './pack.js';
 import { normalizeKey, resolve, round, similarityOf, standingOf, type Candidate, type Resolved, type ScoredEpisode } from './resolve.js';
@@ -23,6 +24,8 @@ import { RECONSTRUCTION_DIRECTIVE, CONTROLLER_OPACITY_DIRECTIVE, STATE_DIRECTIVE
  * the token budget (pack.ts), persist working memory and the log record.
  */
 const DEFAULT_BUDGET = 2000;
+/** The topic part of an open fact's key (`speaker.fact.<slug>`). */
+const OPEN_TOPIC = SLOTS.open.split('.')[1]!;
 
 /** The record kept for every assembly: ids, scores, timings and token counts; never memory text. */
 export interface ContextRecord {
@@ -83,7 +86,9 @@ export class ContextAssembler {
       procedural: procedural ? { version: procedural.version, persona: procedural.persona, directives: procedural.directives } : null,
       state: request.state,
     };
-    const topic = askedTopic(turn.spoken?.text) ?? (await this.service.topics.classify([vectors.question]))[0];
+    // A question about something no slot holds is about the facts kept under the open key.
+    const read = askedTopic(turn.spoken?.text) ?? (await this.service.topics.classify([vectors.question], 'question'))[0];
+    const topic = read === 'other' ? OPEN_TOPIC : read;
     const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(topic ? { topic } : {}) };
     const packer = new Packer(budget, { pinned, directives, retrieval }, { npcId, gameId, roomId: request.roomId });
     // Working memory: merge the new messages, summarized past 80% of the transcript's share.

@@ -11,6 +11,9 @@ import type { Database } from '../db/types.js';
 import { assemble } from '../system.js';
 import { configuredEmbedding } from './configured.js';
 import { reembed, type ReembedProgress } from './reembed.js';
+import { writeFileSync } from 'node:fs';
+import { SentenceEncoderEmbedder, shutdownSentenceEncoder } from './sentence-encoder.js';
+import { encodeTopicVectors, topicExamples, TOPIC_VECTORS_FILE } from './topics.js';
 
 type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
 
@@ -52,4 +55,23 @@ export function registerReembedCommand(program: Command, withDatabase: WithDatab
         }
       }),
     );
+}
+
+/**
+ * `npm run memory -- topic-vectors`: embeds the topic examples (topic-examples.json) with the
+ * sentence encoder and writes their vectors beside them, so that reading topics from meaning costs
+ * no model call at start. Run it after editing the examples (a test fails while they disagree).
+ */
+export function registerTopicVectorsCommand(program: Command): void {
+  program
+    .command('topic-vectors')
+    .description("rewrite the sentence encoder's vectors of the topic examples (src/memory/embeddings/topic-examples.vectors.json)")
+    .action(async () => {
+      const { examples, sha256 } = topicExamples();
+      const embedder = new SentenceEncoderEmbedder();
+      const vectors = await embedder.embed(examples.map((e) => e.text));
+      writeFileSync(TOPIC_VECTORS_FILE, JSON.stringify(encodeTopicVectors(embedder.id, sha256, vectors)) + '\n');
+      console.log(`topic-vectors: ${vectors.length} examples embedded by ${embedder.id}`);
+      await shutdownSentenceEncoder();
+    });
 }

@@ -1,45 +1,85 @@
 /**
  * Topics of a life by meaning: which slot of the memory design (DESIGN section 5) a sentence is
  * about, from its embedding, when none of its words names one ("who keeps me company when I come
- * home?" is about a pet; "saw something about needles and couldn't sleep" may be about a fear).
+ * home?" is about a pet; "can't be in the same room as a spider" is about a fear).
  *
- * Each slot is described by a few sentences written from the slot's definition, not from any
- * dataset; a text's topic is the slot whose descriptions it is closest to, if it is close enough
- * and clearly closer than to the runner-up. The descriptions are embedded once per embedder.
+ * A sentence's topic is read from its nearest neighbours among labelled examples
+ * (`topic-examples.json`: statements and questions for each slot, and for `other`, what a player
+ * says that belongs to no slot: the room, small talk, facts of a life no slot holds). The
+ * examples were written for this, apart from the evaluation data and without reading the
+ * extractor, so the evaluation's dev split measures how well they carry over. Statements are
+ * compared with statements and questions with questions. The examples' vectors in the sentence
+ * encoder's space ship beside them (`topic-examples.vectors.json`, `npm run memory --
+ * topic-vectors` rewrites it); in a space without a calibration (feature hashing, a remote model)
+ * no topic is read from meaning.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Slot } from '../../language/topics.js';
 import type { Embedder } from './types.js';
 
 /** A name is said in so many ways that only its words tell it ("call me Ada"): not a topic here. */
 export type Topic = Exclude<Slot, 'open' | 'name'>;
+export type SentenceKind = 'statement' | 'question';
 
-export const TOPIC_DESCRIPTIONS: Record<Topic, readonly string[]> = {
-  occupation: ['My job and what I do for a living', 'I work as a professional in my career', 'I started a new job at a company', 'My shift at work and my boss'],
-  home: ['Where I live now, my home and my address', 'The city I moved to and live in', 'My flat in town and the rent I pay', 'We bought a house in a new neighbourhood'],
-  origin: ['Where I grew up and where I was born', 'My hometown and the place I come from', 'My childhood in the town I was raised in', 'My parents still live back where I grew up'],
-  pet: ['My pet animal at home', 'My dog, my cat or another animal I own', 'My puppy chewed my shoes and my kitten sleeps on my bed', 'Feeding and walking my pet'],
-  family: ['My family members and relatives', 'My partner, my spouse, my siblings, my parents and my children', 'My brother and I grew up together', 'My wife and I have been married for ten years'],
-  health: ['My health condition, an illness or a diet I follow', 'A medical condition I live with', 'My doctor and the medicine I take'],
-  allergy: ['What I am allergic to', 'A food or substance that gives me an allergic reaction', 'Eating certain foods makes my throat swell', 'I carry an epipen in case I eat nuts'],
-  likes: ['Things I love and enjoy: my favourite food and music', 'The band, the dish or the artist I am a fan of', 'I went to a concert of my favourite singer', 'My favourite restaurant and the dish I always order'],
-  dislikes: ['Things I hate and cannot stand', 'What I dislike', 'I really do not like that kind of food or music'],
-  fear: ['What I am afraid of, my phobia', 'What scares and frightens me', 'Something that gives me nightmares and makes me panic', 'I avoid what terrifies me'],
-  trip: ['A trip I am planning, my travel and holidays', 'Where I am travelling to next', 'I am flying abroad next month and packing my bags', 'Our holiday destination this summer'],
-  hobby: ['My hobby and what I do in my spare time', 'A sport or pastime I practise for fun', 'I took up a craft and practise it every weekend', 'I go climbing and play tennis with friends'],
-};
+const EXAMPLES_FILE = new URL('./topic-examples.json', import.meta.url);
+export const TOPIC_VECTORS_FILE = new URL('./topic-examples.vectors.json', import.meta.url);
 
-/**
- * How close a text must be to its topic, and by how much closer than to the next one, per
- * embedding space; calibrated on the evaluation's dev split for the sentence encoder only. In a
- * space without a calibration (feature hashing, a remote model) no topic is read from meaning.
- */
+/** How many neighbours vote, and how near the nearest must be for a topic to be read at all. */
+const NEIGHBOURS = 7;
 export function topicFloor(embedderId: string): number | undefined {
-  return embedderId.startsWith('use-lite') ? 0.25 : undefined;
+  return embedderId.startsWith('use-lite') ? 0.3 : undefined;
 }
-export const TOPIC_MARGIN = 0.0;
+
+export interface TopicExample {
+  topic: Topic | 'other';
+  kind: SentenceKind;
+  text: string;
+}
+
+/** The labelled examples, in file order (statements, then questions, topic by topic). */
+export function topicExamples(): { examples: TopicExample[]; sha256: string } {
+  const raw = readFileSync(EXAMPLES_FILE);
+  const parsed = JSON.parse(raw.toString('utf8')) as Record<string, { statements: string[]; questions: string[] }>;
+  const examples = Object.entries(parsed).flatMap(([topic, { statements, questions }]) => [
+    ...statements.map((text) => ({ topic: topic as Topic | 'other', kind: 'statement' as const, text })),
+    ...questions.map((text) => ({ topic: topic as Topic | 'other', kind: 'question' as const, text })),
+  ]);
+  return { examples, sha256: createHash('sha256').update(raw).digest('hex') };
+}
+
+export interface TopicVectorsFile {
+  embedder: string;
+  examplesSha256: string;
+  count: number;
+  dimensions: number;
+  /** Float32, little-endian, example after example, base64. */
+  data: string;
+}
+
+/** The shipped vectors of the examples, when they were made by this embedder from these examples. */
+function shippedVectors(embedderId: string, sha256: string, count: number): Float32Array[] | undefined {
+  let file: TopicVectorsFile;
+  try {
+    file = JSON.parse(readFileSync(TOPIC_VECTORS_FILE, 'utf8')) as TopicVectorsFile;
+  } catch {
+    return undefined;
+  }
+  if (file.embedder !== embedderId || file.examplesSha256 !== sha256 || file.count !== count) return undefined;
+  const bytes = Buffer.from(file.data, 'base64');
+  const all = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  return Array.from({ length: count }, (_, i) => all.slice(i * file.dimensions, (i + 1) * file.dimensions));
+}
+
+export function encodeTopicVectors(embedderId: string, sha256: string, vectors: readonly Float32Array[]): TopicVectorsFile {
+  const dimensions = vectors[0]?.length ?? 0;
+  const all = new Float32Array(vectors.length * dimensions);
+  vectors.forEach((v, i) => all.set(v, i * dimensions));
+  return { embedder: embedderId, examplesSha256: sha256, count: vectors.length, dimensions, data: Buffer.from(all.buffer).toString('base64') };
+}
 
 export class TopicClassifier {
-  private prototypes?: Promise<{ topic: Topic; vector: Float32Array }[]>;
+  private examples?: Promise<{ example: TopicExample; vector: Float32Array }[]>;
   private readonly floor: number | undefined;
 
   constructor(private readonly embedder: Embedder) {
@@ -51,28 +91,31 @@ export class TopicClassifier {
     return this.floor !== undefined;
   }
 
-  /** The topic of each vector (from this classifier's embedder), or undefined when none is clear. */
-  async classify(vectors: readonly Float32Array[]): Promise<(Topic | undefined)[]> {
+  /**
+   * The topic of each vector (from this classifier's embedder) of a statement or a question:
+   * the topic its nearest examples of that kind vote for, weighted by their similarity (`other`:
+   * about something no slot holds); undefined when no example is near enough.
+   */
+  async classify(vectors: readonly Float32Array[], kind: SentenceKind): Promise<(Topic | 'other' | undefined)[]> {
     const floor = this.floor;
     if (floor === undefined || vectors.length === 0) return vectors.map(() => undefined);
-    const prototypes = await this.load();
+    const pool = (await this.load()).filter((e) => e.example.kind === kind);
     return vectors.map((v) => {
-      const best = new Map<Topic, number>();
-      for (const p of prototypes) best.set(p.topic, Math.max(best.get(p.topic) ?? -1, cosine(v, p.vector)));
-      const ranked = [...best].sort((a, b) => b[1] - a[1]);
-      const [first, second] = ranked;
-      if (!first || first[1] < floor || (second && first[1] - second[1] < TOPIC_MARGIN)) return undefined;
-      return first[0];
+      const nearest = pool.map((e) => ({ topic: e.example.topic, similarity: cosine(v, e.vector) })).sort((a, b) => b.similarity - a.similarity).slice(0, NEIGHBOURS);
+      if (!nearest[0] || nearest[0].similarity < floor) return undefined;
+      const votes = new Map<Topic | 'other', number>();
+      for (const n of nearest) votes.set(n.topic, (votes.get(n.topic) ?? 0) + n.similarity);
+      return [...votes].sort((a, b) => b[1] - a[1])[0]![0];
     });
   }
 
   private load() {
-    this.prototypes ??= (async () => {
-      const entries = Object.entries(TOPIC_DESCRIPTIONS).flatMap(([topic, texts]) => texts.map((text) => ({ topic: topic as Topic, text })));
-      const vectors = await this.embedder.embed(entries.map((e) => e.text));
-      return entries.map((e, i) => ({ topic: e.topic, vector: vectors[i]! }));
+    this.examples ??= (async () => {
+      const { examples, sha256 } = topicExamples();
+      const vectors = shippedVectors(this.embedder.id, sha256, examples.length) ?? (await this.embedder.embed(examples.map((e) => e.text)));
+      return examples.map((example, i) => ({ example, vector: vectors[i]! }));
     })();
-    return this.prototypes;
+    return this.examples;
   }
 }
 

@@ -107,6 +107,19 @@ describe('open-domain extraction, end to end', () => {
     expect(values).not.toContain('Oslo');
   });
 
+  it('keeps a line of work told only by its meaning under the occupation\'s one key, so that the next job replaces it', async () => {
+    const P = 'part-shifts001';
+    await h.ingest('od-shifts', [{ participantId: P, text: 'the night shifts at the warehouse are wearing me down' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-shifts', [{ participantId: P, text: "I'm a baker now" }]);
+    await h.system.jobs.drain();
+    const jobs = (await factsOf(h, 'od-shifts', [P], 'social')).filter((m) => m.fact.key === 'speaker.occupation');
+    expect(jobs.map((m) => ({ summary: m.fact.summary, current: m.supersededAt === null })).sort((a, b) => Number(a.current) - Number(b.current))).toEqual([
+      { summary: 'The night shifts at the warehouse are wearing you down.', current: false },
+      { summary: 'You are a baker now.', current: true },
+    ]);
+  });
+
   it('invalidates the fact about the husband, and only it, on "forget what I said about my husband"; "scrap that" invalidates the speaker\'s last fact', async () => {
     const P = 'part-forget001';
     await h.ingest('od-forget', [

@@ -20,7 +20,7 @@
  */
 import { Compile } from 'typebox/compile';
 import { Type, type Static } from 'typebox';
-import { CANDIDATE_KINDS, CANDIDATE_OPS, ExtractorError, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
+import { CANDIDATE_KINDS, CANDIDATE_OPS, ExtractorError, SINGLE_VALUED, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
 
 export interface LlmExtractorConfig {
   /** Base URL up to and including `/v1`. */
@@ -86,8 +86,6 @@ export const RESPONSE_SCHEMA = {
     },
   },
 } as const;
-
-const SINGLE_SLOTS = ['name', 'occupation', 'home', 'origin'] as const;
 
 /** The system prompt. It names no participant: the messages are numbered, nothing else. */
 export const SYSTEM_PROMPT = `You extract memory candidates for a non-player character (NPC) in an escape-room game from numbered player messages ("[3] ..."; "(to you)" marks a message addressed to the NPC). Return only what the speaker asserted; skip greetings, small talk, questions and hedged guesses.
@@ -258,7 +256,7 @@ export function sanitizeKey(key: string, kind: CandidateKind, op: Candidate['op'
   };
   if (kind === 'claim') return 'speaker.claimed_title';
   const slot = KIND_SLOT[kind];
-  if (slot && (SINGLE_SLOTS as readonly string[]).includes(slot)) return SLOTS[slot];
+  if (slot && SINGLE_VALUED.has(slot)) return SLOTS[slot];
   if (slot && slot !== 'open') {
     // An allergy is a health fact in its own slot when the model said so.
     const named: keyof typeof SLOTS = kind === 'health' && segments[0] === 'allergy' ? 'allergy' : slot;

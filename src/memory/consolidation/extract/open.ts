@@ -22,7 +22,7 @@ import { slotOf, type Slot } from '../../../language/topics.js';
 import { nounSenses, type Sense } from '../../../language/senses.js';
 import { gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
-import { SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
+import { SINGLE_VALUED, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
 
 
 const KIND_OF: Record<Slot, CandidateKind> = {
@@ -42,8 +42,7 @@ const KIND_OF: Record<Slot, CandidateKind> = {
   open: 'personal',
 };
 
-/** Slots that hold one value: a new value replaces the old one. */
-const SINGLE: ReadonlySet<Slot> = new Set(['name', 'occupation', 'home', 'origin']);
+const SINGLE: ReadonlySet<Slot> = SINGLE_VALUED;
 
 /** Markers of a changed value ("we've just moved", "actually ...", "not any more", "I'm a nurse now"). */
 const UPDATE_LEMMAS = new Set(['now', 'actually', 'anymore', 'switch', 'change', 'nowadays', 'lately', 'since', 'recently', 'finally']);

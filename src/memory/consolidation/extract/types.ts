@@ -89,6 +89,9 @@ export const SLOTS = {
   open: 'speaker.fact',
 } as const;
 
+/** Slots that hold one value: a new value replaces the old one, under the slot's own key. */
+export const SINGLE_VALUED: ReadonlySet<keyof typeof SLOTS> = new Set(['name', 'occupation', 'home', 'origin']);
+
 export interface Candidate {
   episodeId: string;
   participantId: string | null;

@@ -1,0 +1,78 @@
+/**
+ * Topics read from meaning: the labelled examples and their shipped vectors, and what the
+ * classifier reads from sentences that are not among the examples.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SentenceEncoderEmbedder, shutdownSentenceEncoder } from '../../src/memory/embeddings/sentence-encoder.js';
+import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
+import { TOPIC_VECTORS_FILE, TopicClassifier, cosine, topicExamples, type TopicVectorsFile } from '../../src/memory/embeddings/topics.js';
+
+const embedder = new SentenceEncoderEmbedder();
+const classifier = new TopicClassifier(embedder);
+const { examples, sha256 } = topicExamples();
+const known = new Set(examples.map((e) => e.text.toLowerCase()));
+
+afterAll(async () => {
+  await shutdownSentenceEncoder();
+});
+
+/** The topics of sentences that are not examples themselves (else the nearest example is the sentence). */
+async function topics(texts: string[], kind: 'statement' | 'question') {
+  for (const t of texts) expect(known.has(t.toLowerCase()), `"${t}" is one of the examples`).toBe(false);
+  return classifier.classify(await embedder.embed(texts), kind);
+}
+
+describe('topics read from meaning', () => {
+  it('ships the sentence encoder\'s vectors of the examples as they are now', async () => {
+    const file = JSON.parse(readFileSync(TOPIC_VECTORS_FILE, 'utf8')) as TopicVectorsFile;
+    expect({ embedder: file.embedder, examplesSha256: file.examplesSha256, count: file.count, dimensions: file.dimensions }).toEqual({
+      embedder: embedder.id,
+      examplesSha256: sha256,
+      count: examples.length,
+      dimensions: 512,
+    });
+    const bytes = Buffer.from(file.data, 'base64');
+    const shipped = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+    const sample = [0, 101, 457, examples.length - 1];
+    const fresh = await embedder.embed(sample.map((i) => examples[i]!.text));
+    sample.forEach((i, n) => expect(cosine(fresh[n]!, shipped.slice(i * 512, (i + 1) * 512))).toBeGreaterThan(0.999));
+  });
+
+  it('has statements and questions for every slot it can read and for what no slot holds', () => {
+    const slots = ['occupation', 'home', 'origin', 'pet', 'family', 'health', 'allergy', 'likes', 'dislikes', 'fear', 'trip', 'hobby', 'other'];
+    for (const topic of slots) {
+      expect(examples.filter((e) => e.topic === topic && e.kind === 'statement').length, topic).toBeGreaterThanOrEqual(40);
+      expect(examples.filter((e) => e.topic === topic && e.kind === 'question').length, topic).toBeGreaterThanOrEqual(25);
+    }
+    expect(new Set(examples.map((e) => e.topic))).toEqual(new Set(slots));
+  });
+
+  it('places statements no word of which names their topic', async () => {
+    expect(
+      await topics(
+        [
+          'the night shifts at the warehouse are wearing me down',
+          "spent every summer as a kid on my gran's farm near Cork",
+          'Speedy the tortoise ate my lettuce again',
+          'ever since the lift got stuck I take the stairs everywhere',
+          'booked two weeks in Crete for August',
+        ],
+        'statement',
+      ),
+    ).toEqual(['occupation', 'origin', 'pet', 'fear', 'trip']);
+  });
+
+  it('reads what a question asks about, and says when it is about something no slot holds', async () => {
+    expect(
+      await topics(['what do I do to pay the bills?', "what's waiting for me at home with four legs?", 'what am I jumpy about?', 'where am I jetting off to?', 'which hand do I write with?'], 'question'),
+    ).toEqual(['occupation', 'pet', 'fear', 'trip', 'other']);
+  });
+
+  it('reads no topic in an embedding space it has no calibration for', async () => {
+    const hashing = new LocalHashEmbedder();
+    const uncalibrated = new TopicClassifier(hashing);
+    expect(uncalibrated.enabled).toBe(false);
+    expect(await uncalibrated.classify(await hashing.embed(['booked two weeks in Crete for August']), 'statement')).toEqual([undefined]);
+  });
+});
