@@ -133,6 +133,8 @@ export interface ContextWindow {
      * second part of their key ("speaker.pet.dog", "speaker.fact.drive-jeep").
      */
     topic?: string;
+    /** Whether the words of the line named the topic, or only its meaning did. */
+    topicFrom?: 'words' | 'meaning';
   };
   /** Time the memory service spent: retrieval, and building the window (score, pack, persist). */
   timingsMs: { retrieve: number; build: number };

@@ -6,6 +6,7 @@
  * Parsing itself is Fastify's (protected against prototype poisoning).
  */
 import type { FastifyInstance } from 'fastify';
+import { shownPointer } from './field-names.js';
 
 export class BodyTextError extends Error {
   readonly statusCode = 400;
@@ -34,7 +35,7 @@ export function badText(value: unknown, at = ''): string | undefined {
   }
   if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      if (badText(key)) return `${at}/${key.replace(/[^\p{L}\p{N}_-]/gu, '?')}`;
+      if (badText(key)) return `${at}/*`;
       const found = badText(item, `${at}/${key}`);
       if (found) return found;
     }
@@ -57,7 +58,7 @@ export function strictJsonBodies(app: FastifyInstance): void {
     parse(request, text, (error, value) => {
       if (error) return done(error, undefined);
       const where = badText(value);
-      if (where) return done(new BodyTextError('INVALID_TEXT', `body${where === '/' ? '' : where} holds a NUL character or a lone surrogate; send well-formed text.`), undefined);
+      if (where) return done(new BodyTextError('INVALID_TEXT', `body${where === '/' ? '' : shownPointer(where)} holds a NUL character or a lone surrogate; send well-formed text.`), undefined);
       done(null, value);
     });
   });

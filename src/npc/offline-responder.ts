@@ -124,8 +124,12 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   // A question that names a topic ("who's my furry friend?": pets) is answered from that topic's
   // facts first: when its words name the topic, by the nearest of them whatever its score (the
   // topic already says they are about the same thing); when only its meaning did, at a lower bar.
-  const named = slotOf(question.tokens).slot;
-  const slot = named !== 'open' ? named : window.retrieval?.topic ?? 'open';
+  // The memory service says what was asked about (its words, unless its meaning is confidently
+  // another topic); without that (an older service), the question's own words.
+  const own = slotOf(question.tokens).slot;
+  const from = window.retrieval?.topicFrom;
+  const slot = from || own === 'open' ? (window.retrieval?.topic ?? own) : own;
+  const named = from ? (from === 'words' ? slot : 'open') : own;
   if (slot !== 'open') {
     // Within the family, the side asked about (a partner is not a sister); within likings, the
     // taste (a dish is not a band). A fact whose side or taste its words do not tell must be near.

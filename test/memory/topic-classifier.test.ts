@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SentenceEncoderEmbedder, shutdownSentenceEncoder } from '../../src/memory/embeddings/sentence-encoder.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
-import { TOPIC_VECTORS_FILE, TopicClassifier, cosine, topicExamples, type TopicVectorsFile } from '../../src/memory/embeddings/topics.js';
+import { CONFIDENT, TOPIC_VECTORS_FILE, TopicClassifier, chooseTopic, cosine, topicExamples, type TopicVectorsFile } from '../../src/memory/embeddings/topics.js';
+import { sameTopic } from '../../src/language/topics.js';
 
 const embedder = new SentenceEncoderEmbedder();
 const classifier = new TopicClassifier(embedder);
@@ -50,7 +51,7 @@ describe('topics read from meaning', () => {
 
   it('places statements no word of which names their topic', async () => {
     expect(
-      await topics(
+      (await topics(
         [
           'the night shifts at the warehouse are wearing me down',
           "spent every summer as a kid on my gran's farm near Cork",
@@ -59,14 +60,27 @@ describe('topics read from meaning', () => {
           'booked two weeks in Crete for August',
         ],
         'statement',
-      ),
-    ).toEqual(['occupation', 'origin', 'pet', 'fear', 'trip']);
+      )).map((r) => r?.topic)).toEqual(['occupation', 'origin', 'pet', 'fear', 'trip']);
   });
 
   it('reads what a question asks about, and says when it is about something no slot holds', async () => {
     expect(
-      await topics(['what do I do to pay the bills?', "what's waiting for me at home with four legs?", 'what am I jumpy about?', 'where am I jetting off to?', 'which hand do I write with?'], 'question'),
+      (await topics(['what do I do to pay the bills?', "what's waiting for me at home with four legs?", 'what am I jumpy about?', 'where am I jetting off to?', 'which hand do I write with?'], 'question')).map((r) => r?.topic),
     ).toEqual(['occupation', 'pet', 'fear', 'trip', 'other']);
+  });
+
+  it('lets a confident reading of meaning override the topic the words named, and the words decide otherwise', () => {
+    const read = (topic: 'occupation' | 'home' | 'health' | 'other', confidence: number) => ({ topic, confidence });
+    // "being a paramedic pays the rent": "rent" names a home, the meaning is a line of work.
+    expect(chooseTopic('home', read('occupation', CONFIDENT), sameTopic)).toEqual({ topic: 'occupation', from: 'meaning' });
+    expect(chooseTopic('home', read('occupation', CONFIDENT - 0.01), sameTopic)).toEqual({ topic: 'home', from: 'words' });
+    // Something no slot holds never overrides a topic the words named; with no word, it is the answer.
+    expect(chooseTopic('home', read('other', 1), sameTopic)).toEqual({ topic: 'home', from: 'words' });
+    expect(chooseTopic(undefined, read('other', 0.4), sameTopic)).toEqual({ topic: 'other', from: 'meaning' });
+    expect(chooseTopic(undefined, read('home', 0.3), sameTopic)).toEqual({ topic: 'home', from: 'meaning' });
+    // Health and allergies are one topic: a reading of the other one changes nothing.
+    expect(chooseTopic('allergy', read('health', 1), sameTopic)).toEqual({ topic: 'allergy', from: 'words' });
+    expect(chooseTopic(undefined, undefined, sameTopic)).toBeUndefined();
   });
 
   it('reads no topic in an embedding space it has no calibration for', async () => {

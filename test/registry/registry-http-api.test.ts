@@ -63,3 +63,24 @@ describe('GET /v1/npcs/:npcId', () => {
     expect(res.json()).toMatchObject({ code: 'NPC_NOT_FOUND' });
   });
 });
+
+describe('errors', () => {
+  it.each([
+    ['an escape that does not decode', 'GET', '/v1/npcs/npc-%ED%A0%80-x', 400, 'BAD_URL'],
+    ['an id longer than 128 characters', 'GET', `/v1/npcs/npc-${'x'.repeat(200)}`, 414, 'PATH_TOO_LONG'],
+    ['an unknown route', 'GET', '/v1/names/npc-secret-route', 404, 'ROUTE_NOT_FOUND'],
+    ['a body that is not JSON', 'DELETE', '/v1/npcs/npc-osric-thorne', 400, 'BAD_REQUEST'],
+  ] as const)('answers %s in its own body { code, message }, without the URL', async (_kind, method, url, status, code) => {
+    const res = await app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'DELETE' ? '{not json' : undefined });
+    expect(res.statusCode).toBe(status);
+    expect(res.json()).toEqual({ code, message: expect.any(String) });
+    expect(res.body).not.toMatch(/xxxxxxxx|%ED|secret-route|not json/);
+  });
+
+  it('names a repeated parameter it knows, and does not repeat the name of one it does not have', async () => {
+    expect((await get('/v1/names/resolve?first=Wren&first=Wren&middle=Adaeze&last=Callow')).json()).toEqual({ code: 'INVALID_QUERY', message: 'Give "first" exactly once.' });
+    const unknown = await get(`/v1/names/resolve?${encodeURIComponent('<b>evil')}=1&${encodeURIComponent('<b>evil')}=2`);
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.body).not.toContain('evil');
+  });
+});

@@ -24,7 +24,7 @@
  * | GET    | /v1/voice                     | WebSocket: voice signaling (see src/voice/)       |
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { frameworkErrors } from '../../boundary/framework-errors.js';
+import { clientErrors, frameworkErrors, MAX_PARAM_LENGTH } from '../../boundary/framework-errors.js';
 import { strictJsonBodies } from '../../boundary/json-body.js';
 import websocket from '@fastify/websocket';
 import rateLimit from '@fastify/rate-limit';
@@ -102,6 +102,8 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
 
   const app = Fastify({
     frameworkErrors,
+    clientErrorHandler: clientErrors,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();

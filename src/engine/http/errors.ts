@@ -5,6 +5,7 @@
 import type { FastifyError } from 'fastify';
 import { EngineError, type EngineErrorCode } from '../errors.js';
 import { BodyTextError } from '../../boundary/json-body.js';
+import { shownPointer, unknownFieldMessage } from '../../boundary/field-names.js';
 
 export type TransportErrorCode =
   | EngineErrorCode
@@ -75,12 +76,12 @@ export function toPublicError(error: FastifyError | Error, invalidCode: Transpor
   const fe = error as FastifyError;
   if (fe.validation) {
     const first = fe.validation[0];
-    const where = `${fe.validationContext ?? 'body'}${first?.instancePath ?? ''}`;
+    const where = shownPointer(`${fe.validationContext ?? 'body'}${first?.instancePath ?? ''}`);
     // In a union (an action, a front-desk query) a stray field only means "not this branch".
     const inUnion = fe.validation.some((e) => e.keyword === 'anyOf');
     if (first?.keyword === 'additionalProperties' && !inUnion) {
       const field = (first.params as { additionalProperty?: string }).additionalProperty;
-      return { statusCode: 400, code: 'UNKNOWN_FIELD', message: `${where} has a field "${field}" that this API does not accept; remove it.` };
+      return { statusCode: 400, code: 'UNKNOWN_FIELD', message: `${unknownFieldMessage(where, field)}.` };
     }
     return { statusCode: 400, code: invalidCode, message: `${where} ${first?.message ?? 'is invalid'}; see GET /openapi.json for the shape.` };
   }

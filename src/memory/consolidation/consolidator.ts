@@ -25,7 +25,12 @@ import { contentLemmas, tokens } from '../../language/index.js';
 import { SLOT_LEMMAS, kinNamed, kinOf } from '../../language/topics.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
-import { SINGLE_VALUED, SLOTS, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
+import { SINGLE_VALUED, SLOTS, slug, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
+import { chooseTopic, type Topic } from '../embeddings/topics.js';
+import { sameTopic } from '../../language/topics.js';
+
+/** The slots a topic can be read into from meaning (a name only from its words). */
+const TOPICS: ReadonlySet<string> = new Set(Object.keys(SLOTS).filter((s) => s !== 'name' && s !== 'open'));
 import { isForgotten, type DecayOptions } from './retention.js';
 import * as store from './store.js';
 
@@ -143,22 +148,29 @@ export class Consolidator {
   }
 
   /**
-   * A participant's fact whose words named no topic gets the one its meaning is closest to
-   * ("Pepper chewed through my charger" -> pet), so that a question on that topic finds it. Done
-   * before slots are compared, so the same fact said again lands on the same key.
+   * A participant's fact gets the topic its meaning reads when its words named none ("Pepper
+   * chewed through my charger" -> pet), or when the reading is confident and its words named
+   * another (`chooseTopic`: the word lists are often wrong on phrasings they were not written
+   * for), so that a question on that topic finds it. Done before slots are compared, so the same
+   * fact said again lands on the same key. A model's keys (the LLM extractor) are its own.
    */
   private async topical(facts: readonly PlannedFact[]): Promise<PlannedFact[]> {
-    const open = facts.filter((f) => f.tier === 'social' && f.key.startsWith(`${SLOTS.open}.`));
-    if (open.length === 0 || !this.service.topics.enabled) return [...facts];
-    const topics = await this.service.topics.classify(await this.service.embedder.embed(open.map((f) => f.summary)), 'statement');
-    const topicOf = new Map(open.map((f, i) => [f, topics[i]]));
+    const offline = this.extractor === this.offline;
+    const topicOfKey = (key: string) => key.split('.')[1] ?? '';
+    const readable = facts.filter((f) => f.tier === 'social' && (topicOfKey(f.key) === topicOfKey(SLOTS.open) || (offline && TOPICS.has(topicOfKey(f.key)))));
+    if (readable.length === 0 || !this.service.topics.enabled) return [...facts];
+    const readings = await this.service.topics.classify(await this.service.embedder.embed(readable.map((f) => f.summary)), 'statement');
+    const readingOf = new Map(readable.map((f, i) => [f, readings[i]]));
     return facts.map((f) => {
+      if (!readingOf.has(f)) return f;
+      const named = TOPICS.has(topicOfKey(f.key)) ? (topicOfKey(f.key) as Topic) : undefined;
+      const chosen = chooseTopic(named, readingOf.get(f), sameTopic);
       // A liking no topic was read from stays a liking.
-      const read = topicOf.get(f);
-      const topic = read && read !== 'other' ? read : topicOf.has(f) && f.kind === 'preference' ? 'likes' : undefined;
-      if (!topic) return f;
+      const topic = chosen && chosen.topic !== 'other' ? chosen.topic : !named && f.kind === 'preference' ? 'likes' : named;
+      if (!topic || topic === named) return f;
       // A single-valued slot has one key, so that the next value of it replaces this one.
-      return { ...f, key: SINGLE_VALUED.has(topic) ? SLOTS[topic] : `${SLOTS[topic]}.${f.key.slice(SLOTS.open.length + 1)}` };
+      const rest = f.key.split('.').slice(2).join('.') || slug(f.value, 2);
+      return { ...f, key: SINGLE_VALUED.has(topic) ? SLOTS[topic] : `${SLOTS[topic]}.${rest}` };
     });
   }
 

@@ -7,6 +7,7 @@ import { MemoryError } from '../errors.js';
 import { inScope, readInScope, type Scope } from '../scope.js';
 import { rowAad, type MemoryService } from '../service.js';
 import { contextRows, contextStatements } from '../store/context.js';
+import { chooseTopic } from '../embeddings/topics.js';
 import { ensureGame } from '../store/ingest-requests.js';
 import { getContextLog, putWorkingAndLog } from '../store/working.js';
 import type { Source } from '../types.js';
@@ -86,10 +87,11 @@ export class ContextAssembler {
       procedural: procedural ? { version: procedural.version, persona: procedural.persona, directives: procedural.directives } : null,
       state: request.state,
     };
-    // A question about something no slot holds is about the facts kept under the open key.
-    const read = askedTopic(turn.spoken?.text) ?? (await this.service.topics.classify([vectors.question], 'question'))[0];
-    const topic = read === 'other' ? OPEN_TOPIC : read;
-    const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(topic ? { topic } : {}) };
+    // What was asked about: its words, unless its meaning is confidently another topic; a
+    // question about something no slot holds is about the facts kept under the open key.
+    const asked = chooseTopic(askedTopic(turn.spoken?.text), (await this.service.topics.classify([vectors.question], 'question'))[0], sameTopic);
+    const topic = asked && (asked.topic === 'other' ? OPEN_TOPIC : asked.topic);
+    const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(asked ? { topic, topicFrom: asked.from } : {}) };
     const packer = new Packer(budget, { pinned, directives, retrieval }, { npcId, gameId, roomId: request.roomId });
     // Working memory: merge the new messages, summarized past 80% of the transcript's share.
     const working = updateWorking(openWorking(this.service, tenantId, gameId, request.roomId, npcId, rows.working, keys), request.messages, packer.transcriptQuota);

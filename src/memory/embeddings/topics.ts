@@ -31,6 +31,30 @@ export function topicFloor(embedderId: string): number | undefined {
   return embedderId.startsWith('use-lite') ? 0.3 : undefined;
 }
 
+/** What the meaning of a sentence says it is about, and the share of its neighbours' vote. */
+export interface TopicReading {
+  topic: Topic | 'other';
+  confidence: number;
+}
+
+/**
+ * The share of the vote at which meaning overrides what the words named. Measured on the examples
+ * (each classified by the others) and on the dev split: the word lists name a topic for two
+ * thirds of the examples and are right for 70% (statements) and 78% (questions) of those, while a
+ * reading with 60% of the vote or more is right more often; below that the words are.
+ */
+export const CONFIDENT = 0.6;
+
+/**
+ * The topic of a sentence from what its words name (`named`) and what its meaning reads: a
+ * confident reading of another topic wins; else the words; else the reading, whatever its share.
+ */
+export function chooseTopic(named: Topic | undefined, read: TopicReading | undefined, same: (a: string, b: string) => boolean): { topic: Topic | 'other'; from: 'words' | 'meaning' } | undefined {
+  if (read && read.topic !== 'other' && read.confidence >= CONFIDENT && !(named && same(named, read.topic))) return { topic: read.topic, from: 'meaning' };
+  if (named) return { topic: named, from: 'words' };
+  return read ? { topic: read.topic, from: 'meaning' } : undefined;
+}
+
 export interface TopicExample {
   topic: Topic | 'other';
   kind: SentenceKind;
@@ -94,9 +118,10 @@ export class TopicClassifier {
   /**
    * The topic of each vector (from this classifier's embedder) of a statement or a question:
    * the topic its nearest examples of that kind vote for, weighted by their similarity (`other`:
-   * about something no slot holds); undefined when no example is near enough.
+   * about something no slot holds), with the share of the vote it won; undefined when no example
+   * is near enough.
    */
-  async classify(vectors: readonly Float32Array[], kind: SentenceKind): Promise<(Topic | 'other' | undefined)[]> {
+  async classify(vectors: readonly Float32Array[], kind: SentenceKind): Promise<(TopicReading | undefined)[]> {
     const floor = this.floor;
     if (floor === undefined || vectors.length === 0) return vectors.map(() => undefined);
     const pool = (await this.load()).filter((e) => e.example.kind === kind);
@@ -105,7 +130,9 @@ export class TopicClassifier {
       if (!nearest[0] || nearest[0].similarity < floor) return undefined;
       const votes = new Map<Topic | 'other', number>();
       for (const n of nearest) votes.set(n.topic, (votes.get(n.topic) ?? 0) + n.similarity);
-      return [...votes].sort((a, b) => b[1] - a[1])[0]![0];
+      const total = [...votes.values()].reduce((a, b) => a + b, 0);
+      const [topic, weight] = [...votes].sort((a, b) => b[1] - a[1])[0]!;
+      return { topic, confidence: weight / total };
     });
   }
 

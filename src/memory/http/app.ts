@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { createHmac, randomBytes } from 'node:crypto';
-import { frameworkErrors } from '../../boundary/framework-errors.js';
+import { clientErrors, frameworkErrors, MAX_PARAM_LENGTH } from '../../boundary/framework-errors.js';
 import { strictJsonBodies } from '../../boundary/json-body.js';
 import { healthRoutes } from './health.js';
 import swagger from '@fastify/swagger';
@@ -47,6 +47,8 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
   const { service, credentials } = options;
   const app = Fastify({
     frameworkErrors,
+    clientErrorHandler: clientErrors,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     loggerInstance: (options.logger || undefined) as FastifyBaseLogger | undefined,
     // Requests are logged by the hook below, with participant ids in URLs replaced by a keyed hash.
     logController: new LogController({ disableRequestLogging: true }),

@@ -3,6 +3,7 @@ import { MemoryError } from '../errors.js';
 import { EmbeddingError } from '../embeddings/types.js';
 import { isConnectionError } from '../db/unavailable.js';
 import { BodyTextError } from '../../boundary/json-body.js';
+import { shownPointer, unknownFieldMessage } from '../../boundary/field-names.js';
 
 /** Maps any error to the public shape: a status, a stable code and a message saying what to do. */
 export function toPublicError(error: FastifyError): { statusCode: number; code: string; message: string } {
@@ -19,13 +20,9 @@ export function toPublicError(error: FastifyError): { statusCode: number; code: 
     if (first?.keyword === 'additionalProperties') {
       const field = (first.params as { additionalProperty?: string }).additionalProperty;
       const where = `${error.validationContext ?? 'body'}${first.instancePath || ''}`;
-      return {
-        statusCode: 400,
-        code: 'UNKNOWN_FIELD',
-        message: `${where} has a field "${field}" that this API does not accept; remove it (telemetry never crosses the boundary)`,
-      };
+      return { statusCode: 400, code: 'UNKNOWN_FIELD', message: `${unknownFieldMessage(where, field)} (telemetry never crosses the boundary)` };
     }
-    return { statusCode: 400, code: 'INVALID_REQUEST', message: `${error.validationContext ?? 'body'}${first?.instancePath ?? ''} ${first?.message ?? 'is invalid'}` };
+    return { statusCode: 400, code: 'INVALID_REQUEST', message: `${shownPointer(`${error.validationContext ?? 'body'}${first?.instancePath ?? ''}`)} ${first?.message ?? 'is invalid'}` };
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

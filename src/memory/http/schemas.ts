@@ -41,6 +41,12 @@ export const ListQuery = Type.Object(
 );
 export const CountQuery = Type.Object({ tier: Tier }, strict);
 
+/**
+ * A memory id: a uuid written out in full, in either case. (Not `format: 'uuid'`, which also
+ * lets "urn:uuid:..." through, a form PostgreSQL cannot read.)
+ */
+const RowUuid = Type.String({ pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$' });
+
 export const FactRequest = Type.Object(
   {
     tier: FactTier,
@@ -52,8 +58,8 @@ export const FactRequest = Type.Object(
     confidence: Unit,
     importance: Unit,
     retention: Retention,
-    supersedes: Type.Optional(Type.String({ format: 'uuid' })),
-    derivedFrom: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 100 })),
+    supersedes: Type.Optional(RowUuid),
+    derivedFrom: Type.Optional(Type.Array(RowUuid, { maxItems: 100 })),
   },
   strict,
 );
@@ -83,7 +89,8 @@ export const ProceduralRequest = Type.Object(
   {
     persona: Type.String({ minLength: 1, maxLength: 8000 }),
     directives: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { maxItems: 100 }),
-    core: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }), Type.String({ maxLength: 2000 })),
+    // additionalProperties: a key outside the pattern is refused, not stored unchecked with any value.
+    core: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }), Type.String({ maxLength: 2000 }), strict),
   },
   strict,
 );

@@ -1,11 +1,12 @@
 /** The engine's public API on a real port, over a recording memory port. */
 import type { AddressInfo } from 'node:net';
 import { buildEngineApp, type EngineApp } from '../../../src/engine/http/app.js';
+import type { EngineDatabase } from '../../../src/engine/store/database.js';
 import { InProcessRegistryClient } from '../../../src/registry/registry-client.js';
 import { makeEngine, registry } from './engine-fixture.js';
 
-export async function startEngineServer(options: { helloTimeoutMs?: number; rateLimit?: { max: number; timeWindowMs: number } } = {}) {
-  const fixture = makeEngine();
+export async function startEngineServer(options: { helloTimeoutMs?: number; rateLimit?: { max: number; timeWindowMs: number }; store?: EngineDatabase } = {}) {
+  const fixture = makeEngine(options.store ? { store: options.store } : {});
   const server: EngineApp = await buildEngineApp({
     engine: fixture.engine,
     registry: new InProcessRegistryClient(registry),
@@ -21,7 +22,7 @@ export async function startEngineServer(options: { helloTimeoutMs?: number; rate
     wsUrl: url.replace('http:', 'ws:'),
     async close() {
       await server.app.close();
-      fixture.engine.close();
+      await fixture.engine.close();
     },
   };
 }

@@ -268,7 +268,7 @@ describe('open-domain extraction, end to end', () => {
     await h.system.jobs.drain();
     const w = await context('od-match', [{ participantId: P, anonymous: false }], { participantId: P, text: 'what am I afraid of?' });
     // The question names its topic by its words; the window says which.
-    expect(w.retrieval).toEqual({ embedder: expect.any(String), answerThreshold: expect.any(Number), topic: 'fear' });
+    expect(w.retrieval).toEqual({ embedder: expect.any(String), answerThreshold: expect.any(Number), topic: 'fear', topicFrom: 'words' });
     const facts = w.participants[P]!.facts;
     expect(facts).toHaveLength(5);
     for (const f of facts) {

@@ -54,7 +54,8 @@ describe('consolidation end to end: ingest over HTTP -> job -> facts', () => {
     const lore = await factsOf(h, 'e2e', [], 'lore');
     expect(lore.map((m) => [m.fact.key, m.fact.value])).toEqual([['world.lighthouse', 'The lighthouse was built in 1820']]);
     const otto = await factsOf(h, 'e2e', [P2], 'social', 'npc-otto');
-    expect(otto.map((m) => [m.fact.key, m.fact.value, m.fact.summary])).toEqual([['speaker.dislikes.hate-spider', 'hate spiders', 'You hate spiders.']]);
+    // "hate" names a dislike; the meaning of hating spiders is confidently a fear, and wins.
+    expect(otto.map((m) => [m.fact.key, m.fact.value, m.fact.summary])).toEqual([['speaker.fear.hate-spider', 'hate spiders', 'You hate spiders.']]);
   });
 
   it('supersedes "Oslo" with "Geneva" (same slot, speaker.home), keeps the history, and links provenance', async () => {

@@ -23,9 +23,11 @@ const CloneRequest = Type.Object(
   },
   strict,
 );
+/** A source row id as lineage records it: a uuid, or `procedural:<npc>:<version>`. */
+const RowId = Type.String({ maxLength: 200, pattern: '^[\\x21-\\x7e]+$' });
 const OperationParams = Type.Object({ operationId: Type.String({ maxLength: 64 }) }, strict);
-const TraceQuery = Type.Object({ row: Type.Optional(Type.String({ maxLength: 200 })) }, strict);
-const InvalidateRequest = Type.Object({ operationId: Type.Optional(Type.String({ maxLength: 64 })), rowId: Type.Optional(Type.String({ maxLength: 200 })) }, strict);
+const TraceQuery = Type.Object({ row: Type.Optional(RowId) }, strict);
+const InvalidateRequest = Type.Object({ operationId: Type.Optional(Type.String({ maxLength: 64 })), rowId: Type.Optional(RowId) }, strict);
 const RecordsQuery = Type.Object(
   { fromSeq: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}$' })), limit: Type.Optional(Type.String({ pattern: '^(?:[1-9][0-9]{0,2}|1000)$' })) },
   strict,
