@@ -103,7 +103,7 @@ export function encodeTopicVectors(embedderId: string, sha256: string, vectors: 
 }
 
 export class TopicClassifier {
-  private examples?: Promise<{ example: TopicExample; vector: Float32Array }[]>;
+  private examples?: Promise<Record<SentenceKind, Labelled[]>>;
   private readonly floor: number | undefined;
 
   constructor(private readonly embedder: Embedder) {
@@ -124,9 +124,9 @@ export class TopicClassifier {
   async classify(vectors: readonly Float32Array[], kind: SentenceKind): Promise<(TopicReading | undefined)[]> {
     const floor = this.floor;
     if (floor === undefined || vectors.length === 0) return vectors.map(() => undefined);
-    const pool = (await this.load()).filter((e) => e.example.kind === kind);
+    const pool = (await this.load())[kind];
     return vectors.map((v) => {
-      const nearest = pool.map((e) => ({ topic: e.example.topic, similarity: cosine(v, e.vector) })).sort((a, b) => b.similarity - a.similarity).slice(0, NEIGHBOURS);
+      const nearest = nearestOf(v, pool);
       if (!nearest[0] || nearest[0].similarity < floor) return undefined;
       const votes = new Map<Topic | 'other', number>();
       for (const n of nearest) votes.set(n.topic, (votes.get(n.topic) ?? 0) + n.similarity);
@@ -136,14 +136,41 @@ export class TopicClassifier {
     });
   }
 
+  /** The examples of each kind, their vectors scaled to unit length (a dot product is their cosine). */
   private load() {
     this.examples ??= (async () => {
       const { examples, sha256 } = topicExamples();
       const vectors = shippedVectors(this.embedder.id, sha256, examples.length) ?? (await this.embedder.embed(examples.map((e) => e.text)));
-      return examples.map((example, i) => ({ example, vector: vectors[i]! }));
+      const of = (kind: SentenceKind) => examples.flatMap((example, i) => (example.kind === kind ? [{ topic: example.topic, vector: unit(vectors[i]!) }] : []));
+      return { statement: of('statement'), question: of('question') };
     })();
     return this.examples;
   }
+}
+
+type Labelled = { topic: Topic | 'other'; vector: Float32Array };
+
+/** The NEIGHBOURS examples nearest to `v`, nearest first (one pass, no sort of the whole pool). */
+function nearestOf(v: Float32Array, pool: readonly Labelled[]): { topic: Topic | 'other'; similarity: number }[] {
+  const q = unit(v);
+  const best: { topic: Topic | 'other'; similarity: number }[] = [];
+  for (const e of pool) {
+    let dot = 0;
+    for (let i = 0; i < q.length; i++) dot += q[i]! * e.vector[i]!;
+    if (best.length === NEIGHBOURS && dot <= best[NEIGHBOURS - 1]!.similarity) continue;
+    let at = best.length;
+    while (at > 0 && best[at - 1]!.similarity < dot) at--;
+    best.splice(at, 0, { topic: e.topic, similarity: dot });
+    if (best.length > NEIGHBOURS) best.pop();
+  }
+  return best;
+}
+
+function unit(v: Float32Array): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
+  norm = Math.sqrt(norm);
+  return norm === 0 ? v : v.map((x) => x / norm);
 }
 
 export function cosine(a: Float32Array, b: Float32Array): number {
