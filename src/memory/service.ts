@@ -6,7 +6,8 @@ import { embeddingText, toVectorLiteral } from './embeddings/types.js';
 import { TopicClassifier } from './embeddings/topics.js';
 import { DataKeys } from './crypto/data-keys.js';
 import type { Keyring } from './crypto/keyring.js';
-import { open, seal } from './crypto/cipher.js';
+import { open } from './crypto/cipher.js';
+import { RowOpener, sealText } from './crypto/sealed-rows.js';
 import { inScope, readInScope, type Scope } from './scope.js';
 import { MemoryError, notFound } from './errors.js';
 import type { IngestBatch, IngestResult } from '../boundary/events.js';
@@ -104,7 +105,6 @@ export class MemoryService {
         const byNpc = new Map<string, NewEpisodeRow[]>();
         const ids = batch.events.map((event, i) => {
           const id = randomUUID();
-          const aad = rowAad('episodic', scope.tenantId, gameId, event.npcId, event.participantId, id);
           const row: NewEpisodeRow = {
             id,
             npcId: event.npcId,
@@ -114,7 +114,7 @@ export class MemoryService {
             targeted: event.targeted,
             anonymous: event.anonymous ?? false,
             keyId,
-            ciphertext: seal(key, Buffer.from(event.text, 'utf8'), aad),
+            ciphertext: sealText(key, 'episodic', scope.tenantId, { id, game_id: gameId, npc_id: event.npcId, participant_id: event.participantId }, event.text),
             embedding: toVectorLiteral(vectors[i]!),
             embedder: this.embedder.id,
           };
@@ -177,7 +177,7 @@ export class MemoryService {
         supersedes: input.supersedes,
         derivedFrom: input.derivedFrom ?? [],
         keyId,
-        ciphertext: seal(key, Buffer.from(body, 'utf8'), rowAad(input.tier, scope.tenantId, gameId, npcId, participantId, id)),
+        ciphertext: sealText(key, input.tier, scope.tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: participantId }, body),
         embedding: toVectorLiteral(vector),
         embedder: this.embedder.id,
       });
@@ -305,9 +305,14 @@ export class MemoryService {
     return out;
   }
 
+  /** Opens sealed rows of a tenant under these keys (crypto/sealed-rows.ts); integrity failures are reported by id. */
+  opener(tenantId: string, keys: ReadonlyMap<string, Uint8Array>): RowOpener {
+    return new RowOpener(tenantId, keys, this.options.onIntegrityFailure);
+  }
+
   /**
-   * A row whose ciphertext fails authentication (altered, or moved from another row) is not
-   * shown, and is reported by id only; one damaged row must not take its neighbours down.
+   * Opens text sealed under another binding than a row's (working memory, registered secrets,
+   * anomalies): undefined, and reported by id, when it fails authentication.
    */
   unseal(key: Uint8Array, sealed: Uint8Array, aad: string, rowId: string): Buffer | undefined {
     try {
@@ -320,11 +325,8 @@ export class MemoryService {
 
   /** Undefined when the row's key has been destroyed: a shredded row is no memory. */
   private toEpisode(keys: Map<string, Uint8Array>, tenantId: string, row: EpisodeRow): EpisodeMemory | undefined {
-    const key = keys.get(row.key_id);
-    if (!key) return undefined;
-    const aad = rowAad('episodic', tenantId, row.game_id, row.npc_id, row.participant_id ?? undefined, row.id);
-    const text = this.unseal(key, row.ciphertext, aad, row.id);
-    if (!text) return undefined;
+    const text = this.opener(tenantId, keys).text('episodic', row);
+    if (text === undefined) return undefined;
     return {
       tier: 'episodic',
       id: row.id,
@@ -336,7 +338,7 @@ export class MemoryService {
       targeted: row.targeted,
       anonymous: row.anonymous,
       kind: row.kind,
-      text: text.toString('utf8'),
+      text,
       source: row.source as Source,
       importance: row.importance,
       createdAt: iso(row.created_at),
@@ -344,12 +346,8 @@ export class MemoryService {
   }
 
   private toFact(keys: Map<string, Uint8Array>, tier: FactTier, tenantId: string, row: FactRow): FactMemory | undefined {
-    const key = keys.get(row.key_id);
-    if (!key) return undefined;
-    const aad = rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id);
-    const plain = this.unseal(key, row.ciphertext, aad, row.id);
-    if (!plain) return undefined;
-    const body = JSON.parse(plain.toString('utf8')) as { value: string; summary: string };
+    const body = this.opener(tenantId, keys).fact(tier, row);
+    if (!body) return undefined;
     return {
       tier,
       id: row.id,
@@ -370,21 +368,6 @@ export class MemoryService {
       updatedAt: iso(row.updated_at),
     };
   }
-}
-
-/**
- * Additional authenticated data binds a ciphertext to its row: copied into another row, game,
- * npc or participant, it no longer decrypts.
- */
-export function rowAad(
-  tier: DurableTier,
-  tenantId: string,
-  gameId: string | undefined,
-  npcId: string,
-  participantId: string | undefined,
-  id: string,
-): string {
-  return [tier, tenantId, gameId ?? '', npcId, participantId ?? '', id].join('\0');
 }
 
 /** Where a fact goes, checked against the scope. */

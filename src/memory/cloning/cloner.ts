@@ -2,9 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { countTokens } from 'gpt-tokenizer';
 import type { Database, Sql, Tx } from '../db/types.js';
 import type { DataKeys } from '../crypto/data-keys.js';
-import { open, seal } from '../crypto/cipher.js';
 import { inScope } from '../scope.js';
-import { rowAad } from '../service.js';
+import { RowOpener, sealText } from '../crypto/sealed-rows.js';
 import { MemoryError } from '../errors.js';
 import type { Lineage } from '../types.js';
 import { appendAudit, canonicalJson } from '../audit/ledger.js';
@@ -169,7 +168,7 @@ export class Cloner {
         participantId,
         source: item.row,
         keyId,
-        ciphertext: seal(key, item.body, rowAad(item.tier, tenantId, undefined, targetNpc, participantId, id)),
+        ciphertext: sealText(key, item.tier, tenantId, { id, game_id: null, npc_id: targetNpc, participant_id: participantId }, item.body.toString('utf8')),
         lineage: lineage(item.row.id),
       });
       written[item.tier]++;
@@ -253,10 +252,8 @@ export class Cloner {
       }
       const key = await this.keys.forRead(tx, tenantId, row.key_id);
       if (!key) return block(tier, 'key_destroyed', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'its key was destroyed') });
-      let body: Buffer;
-      try {
-        body = open(key, row.ciphertext, rowAad(tier, tenantId, undefined, sourceNpc, row.participant_id ?? undefined, row.id));
-      } catch {
+      const body = new RowOpener(tenantId, new Map([[row.key_id, key]])).open(tier, { ...row, game_id: null, npc_id: sourceNpc });
+      if (typeof body === 'string') {
         return block(tier, 'integrity_failure', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'ciphertext failed authentication') });
       }
       const { value, summary } = JSON.parse(body.toString('utf8')) as { value: string; summary: string };

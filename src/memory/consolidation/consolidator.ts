@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { seal } from '../crypto/cipher.js';
 import type { Tx } from '../db/types.js';
 import { inScope, type Scope } from '../scope.js';
-import { rowAad, type MemoryService } from '../service.js';
+import type { MemoryService } from '../service.js';
 import { latestProcedural } from '../store/procedural.js';
 import type { EpisodeRow, FactRow } from '../store/rows.js';
 import type { FactTier } from '../types.js';
@@ -126,11 +126,10 @@ export class Consolidator {
   /** The episodes' text; a shredded or damaged row is left out (there is nothing to learn from it). */
   private decrypt(keys: Map<string, Uint8Array>, { tenantId, gameId, npcId }: Target, rows: readonly EpisodeRow[]): EpisodeInput[] {
     const episodes: EpisodeInput[] = [];
+    const opener = this.service.opener(tenantId, keys);
     for (const row of rows) {
-      const key = keys.get(row.key_id);
-      const aad = rowAad('episodic', tenantId, gameId, npcId, row.participant_id ?? undefined, row.id);
-      const plain = key && this.service.unseal(key, row.ciphertext, aad, row.id);
-      if (!plain) continue;
+      const text = opener.text('episodic', { ...row, game_id: gameId, npc_id: npcId });
+      if (text === undefined) continue;
       episodes.push({
         id: row.id,
         gameId,
@@ -141,7 +140,7 @@ export class Consolidator {
         kind: row.kind ?? 'utterance',
         ts: Number(row.ts),
         targeted: row.targeted,
-        text: plain.toString('utf8'),
+        text,
       });
     }
     return episodes;
@@ -342,12 +341,8 @@ export class Consolidator {
   }
 
   private summaryOf(keys: Map<string, Uint8Array>, row: FactRow): string | undefined {
-    const key = keys.get(row.key_id);
-    if (!key) return undefined;
-    const plain = this.service.unseal(key, row.ciphertext, rowAad('social', row.tenant_id, undefined, row.npc_id, row.participant_id ?? undefined, row.id), row.id);
-    if (!plain) return undefined;
-    const body = JSON.parse(plain.toString('utf8')) as { value: string; summary: string };
-    return `${body.summary} ${body.value}`;
+    const body = this.service.opener(row.tenant_id, keys).fact('social', { ...row, game_id: null });
+    return body && `${body.summary} ${body.value}`;
   }
 
   /**
@@ -389,11 +384,7 @@ export class Consolidator {
   }
 
   private valueOf(keys: Map<string, Uint8Array>, tier: FactTier, tenantId: string, row: FactRow): string | undefined {
-    const key = keys.get(row.key_id);
-    if (!key) return undefined;
-    const aad = rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id);
-    const plain = this.service.unseal(key, row.ciphertext, aad, row.id);
-    return plain ? (JSON.parse(plain.toString('utf8')) as { value: string }).value : undefined;
+    return this.service.opener(tenantId, keys).fact(tier, row)?.value;
   }
 
   /** Sealed under the npc key: reviewers with an admin key for the npc can read it back. */

@@ -5,7 +5,8 @@ import { askedTopic, sameTopic } from '../../language/topics.js';
 import { embeddingText, meanVector, toVectorLiteral } from '../embeddings/types.js';
 import { MemoryError } from '../errors.js';
 import { inScope, readInScope, type Scope } from '../scope.js';
-import { rowAad, type MemoryService } from '../service.js';
+import type { MemoryService } from '../service.js';
+import type { RowOpener } from '../crypto/sealed-rows.js';
 import { contextRows, contextStatements } from '../store/context.js';
 import { chooseTopic } from '../embeddings/topics.js';
 import { ensureGame } from '../store/ingest-requests.js';
@@ -75,7 +76,7 @@ export class ContextAssembler {
 
     // --- pack: pinned first (never dropped), then sections in precedence order within quotas ---
     const keys = await this.service.keysForRows(scoped, [...resolved.clues, ...resolved.social, ...resolved.lore].map((c) => c.row as { key_id: string }).concat(resolved.episodes.map((e) => e.row), rows.working ? [rows.working] : []));
-    const opener = new Opener(this.service, tenantId, keys, request.state.facts);
+    const opener = new Opener(this.service.opener(tenantId, keys), request.state.facts);
     const directives: ContextDirective[] = [{ kind: 'controller_opacity', text: CONTROLLER_OPACITY_DIRECTIVE }];
     let reconstruction: ContextRecord['reconstruction'] = null;
     if (turn.reconstructFor && fragments.length > 0) {
@@ -189,7 +190,7 @@ function lastTurn(request: ContextRequest): LastTurn {
 }
 
 /**
- * Opens the sealed facts being packed, under the keys read for them; marks a fact the game state
+ * The facts and episodes being packed, opened as they are packed; marks a fact the game state
  * contradicts (the state outranks memory) and remembers that one was.
  */
 class Opener {
@@ -197,21 +198,15 @@ class Opener {
   readonly #state: Map<string, unknown>;
 
   constructor(
-    private readonly service: MemoryService,
-    private readonly tenantId: string,
-    private readonly keys: Map<string, Uint8Array>,
+    private readonly rows: RowOpener,
     stateFacts: Record<string, unknown>,
   ) {
     this.#state = new Map(Object.entries(stateFacts).map(([k, v]) => [normalizeKey(k), v]));
   }
 
   fact(c: Candidate): ContextFact | undefined {
-    const key = this.keys.get(c.row.key_id);
-    if (!key) return undefined;
-    const aad = rowAad(c.tier, this.tenantId, c.row.game_id ?? undefined, c.row.npc_id, c.row.participant_id ?? undefined, c.row.id);
-    const plain = this.service.unseal(key, c.row.ciphertext, aad, c.row.id);
-    if (!plain) return undefined;
-    const body = JSON.parse(plain.toString('utf8')) as { value: string; summary: string };
+    const body = this.rows.fact(c.tier, c.row);
+    if (!body) return undefined;
     const fact: ContextFact = {
       id: c.row.id,
       key: c.row.fact_key,
@@ -232,12 +227,9 @@ class Opener {
   }
 
   episode({ row, score }: ScoredEpisode): ContextEpisode | undefined {
-    const key = this.keys.get(row.key_id);
-    if (!key) return undefined;
-    const aad = rowAad('episodic', this.tenantId, row.game_id, row.npc_id, row.participant_id ?? undefined, row.id);
-    const text = this.service.unseal(key, row.ciphertext, aad, row.id);
-    if (!text) return undefined;
-    return { id: row.id, speaker: row.participant_id ?? 'room', text: text.toString('utf8'), ts: Number(row.ts), score: round(score) };
+    const text = this.rows.text('episodic', row);
+    if (text === undefined) return undefined;
+    return { id: row.id, speaker: row.participant_id ?? 'room', text, ts: Number(row.ts), score: round(score) };
   }
 }
 

@@ -14,7 +14,8 @@ import { toVectorLiteral } from '../embeddings/types.js';
 import { enqueueConsolidation } from '../consolidation/queue.js';
 import { MemoryError } from '../errors.js';
 import { inScope, type Scope } from '../scope.js';
-import { rowAad, type MemoryService } from '../service.js';
+import type { MemoryService } from '../service.js';
+import { sealText } from '../crypto/sealed-rows.js';
 import { insertWorkingSummary } from '../store/episodes.js';
 import { deleteWorking, type WorkingRow } from '../store/working.js';
 import { SUMMARIZE_AT } from './scoring.js';
@@ -143,7 +144,7 @@ export async function flushWorkingMemory(
       roomId,
       ts: Math.floor(Date.now() / 1000),
       keyId,
-      ciphertext: seal(key, Buffer.from(text, 'utf8'), rowAad('episodic', tenantId, gameId, npcId, undefined, id)),
+      ciphertext: sealText(key, 'episodic', tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: null }, text),
       embedding: toVectorLiteral(vector!),
       embedder: service.embedder.id,
     });

@@ -1,6 +1,6 @@
 import type { Database, Tx } from '../db/types.js';
 import { MemoryError } from '../errors.js';
-import { rowAad, type MemoryService } from '../service.js';
+import type { MemoryService } from '../service.js';
 import { TIER_TABLES, type DurableTier } from '../types.js';
 import { embeddingText, toVectorLiteral } from './types.js';
 
@@ -116,11 +116,8 @@ interface Row {
 
 /** The text the service embedded when it wrote the row: an episode's text, a fact's summary. */
 function textOf(service: MemoryService, keys: Map<string, Uint8Array>, tier: DurableTier, tenantId: string, row: Row): string | undefined {
-  const key = keys.get(row.key_id);
-  if (!key) return undefined;
-  const plain = service.unseal(key, row.ciphertext, rowAad(tier, tenantId, row.game_id ?? undefined, row.npc_id, row.participant_id ?? undefined, row.id), row.id);
-  if (!plain) return undefined;
-  const text = plain.toString('utf8');
+  const text = service.opener(tenantId, keys).text(tier, row);
+  if (text === undefined) return undefined;
   if (tier === 'episodic') return embeddingText(text);
   try {
     return (JSON.parse(text) as { summary: string }).summary;

@@ -8,7 +8,7 @@ import { appendAudit, type AuditAction } from '../../audit/ledger.js';
 import type { ContextRecord } from '../../context/assemble.js';
 import { MemoryError } from '../../errors.js';
 import { inScope, type Scope } from '../../scope.js';
-import { rowAad, type MemoryService } from '../../service.js';
+import type { MemoryService } from '../../service.js';
 import { getEpisode } from '../../store/episodes.js';
 import { getFact } from '../../store/facts.js';
 import type { EpisodeRow, FactRow } from '../../store/rows.js';
@@ -131,7 +131,7 @@ async function readRows(tx: Sql, service: MemoryService, scope: Scope, wanted: r
     const row = tier === 'episodic' ? await getEpisode(tx, scope, id) : await getFact(tx, tier, scope, id);
     if (row) found.set(id, row);
   }
-  const keys = await service.keysFor(tx, tenantId, [...found.values()]);
+  const opener = service.opener(tenantId, await service.keysFor(tx, tenantId, [...found.values()]));
   const { rows: games } = await tx.query<{ ended_at: Date | string | null }>('SELECT ended_at FROM memory.games WHERE tenant_id = $1 AND game_id = $2', [
     tenantId,
     scope.gameId,
@@ -152,15 +152,9 @@ async function readRows(tx: Sql, service: MemoryService, scope: Scope, wanted: r
       out.push({ id, tier, available: false, reason });
       continue;
     }
-    const key = keys.get(row.key_id);
-    if (!key) {
-      out.push({ id, tier, available: false, reason: 'key_destroyed' });
-      continue;
-    }
-    const gameId = 'fact_key' in row ? (row.game_id ?? undefined) : row.game_id;
-    const plain = service.unseal(key, row.ciphertext, rowAad(tier, tenantId, gameId, row.npc_id, row.participant_id ?? undefined, row.id), row.id);
-    if (!plain) {
-      out.push({ id, tier, available: false, reason: 'integrity_failure' });
+    const plain = opener.open(tier, row);
+    if (typeof plain === 'string') {
+      out.push({ id, tier, available: false, reason: plain });
       continue;
     }
     if (tier === 'episodic') {
