@@ -7,7 +7,7 @@ import { TopicClassifier } from './embeddings/topics.js';
 import { DataKeys } from './crypto/data-keys.js';
 import type { Keyring } from './crypto/keyring.js';
 import { open } from './crypto/cipher.js';
-import { RowOpener, sealText } from './crypto/sealed-rows.js';
+import { RowOpener, sealFact, sealText } from './crypto/sealed-rows.js';
 import { inScope, readInScope, type Scope } from './scope.js';
 import { MemoryError, notFound } from './errors.js';
 import type { IngestBatch, IngestResult } from '../boundary/events.js';
@@ -162,7 +162,6 @@ export class MemoryService {
       const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
       const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
       const id = randomUUID();
-      const body = JSON.stringify({ value: input.value, summary: input.summary });
       const row = await facts.insertFact(tx, input.tier, {
         id,
         tenantId: scope.tenantId,
@@ -177,7 +176,7 @@ export class MemoryService {
         supersedes: input.supersedes,
         derivedFrom: input.derivedFrom ?? [],
         keyId,
-        ciphertext: sealText(key, input.tier, scope.tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: participantId }, body),
+        ciphertext: sealFact(key, input.tier, scope.tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: participantId }, { value: input.value, summary: input.summary }),
         embedding: toVectorLiteral(vector),
         embedder: this.embedder.id,
       });
