@@ -43,19 +43,8 @@ export interface FactInput extends Provenance {
   derivedFrom?: string[];
 }
 
-export interface ProceduralInput {
-  persona: string;
-  directives: string[];
-  /** Identity, loyalties and world rules that consolidation checks candidates against. */
-  core: Record<string, string>;
-}
-
-export interface Procedural extends ProceduralInput {
-  npcId: string;
-  version: number;
-  createdBy: string;
-  createdAt: string;
-}
+import type { Procedural } from './types.js';
+export type { Procedural, ProceduralInput } from './types.js';
 
 export type ScoredMemory = Memory & { distance: number };
 

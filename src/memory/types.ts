@@ -102,3 +102,18 @@ export interface FactMemory extends MemoryCommon, Provenance {
 }
 
 export type Memory = EpisodeMemory | FactMemory;
+
+/** An NPC's procedural memory as written by an admin: persona, directives and core. */
+export interface ProceduralInput {
+  persona: string;
+  directives: string[];
+  /** Identity, loyalties and world rules that consolidation checks candidates against. */
+  core: Record<string, string>;
+}
+
+export interface Procedural extends ProceduralInput {
+  npcId: string;
+  version: number;
+  createdBy: string;
+  createdAt: string;
+}

@@ -6,46 +6,11 @@
  *   once that transaction committed; a batch's idempotency key is committed before the batch is
  *   first sent, so a restarted engine resends it under the same key and it is stored once.
  */
-import type { BoundaryEvent } from '../../boundary/events.js';
-import type { EndGameRequest, FlushWorkingMemoryRequest, RegisterSecretsRequest } from '../memory-port.js';
 import type { EngineDatabase } from '../store/database.js';
 import type { Journal } from '../store/journal.js';
-import type { GameId, RoomId } from '../types.js';
+import type { OutboxCall, OutboxEntry, OutboxRecord, OutboxSnapshot } from './types.js';
 
-export type OutboxCall =
-  | { readonly name: 'ingest'; readonly events: readonly BoundaryEvent[] }
-  | { readonly name: 'flushWorkingMemory'; readonly request: FlushWorkingMemoryRequest }
-  | { readonly name: 'registerSecrets'; readonly request: RegisterSecretsRequest }
-  | { readonly name: 'endGame'; readonly request: EndGameRequest };
-
-export type OutboxCallName = OutboxCall['name'];
-
-export interface OutboxEntry {
-  /** Increases with every accepted call, across games; the outbox's total order. */
-  readonly id: number;
-  readonly gameId: GameId;
-  /** The room whose order this call keeps; absent for game-wide calls (secrets, end). */
-  readonly roomId?: RoomId;
-  readonly call: OutboxCall;
-  readonly enqueuedAtMs: number;
-}
-
-/** Ingest entries sent together under one idempotency key; fixed before the first attempt. */
-export interface SealedBatch {
-  readonly ids: readonly number[];
-  readonly idempotencyKey: string;
-}
-
-export type OutboxRecord =
-  | { readonly t: 'put'; readonly entry: OutboxEntry }
-  | { readonly t: 'seal'; readonly batch: SealedBatch }
-  /** Delivered, or set aside as a dead letter: either way never sent again. */
-  | { readonly t: 'done'; readonly ids: readonly number[] };
-
-export interface OutboxSnapshot {
-  readonly pending: OutboxEntry[];
-  readonly sealed: SealedBatch[];
-}
+export type { OutboxCall, OutboxCallName, OutboxEntry, OutboxRecord, OutboxSnapshot, SealedBatch } from './types.js';
 
 export interface OutboxStore {
   /**

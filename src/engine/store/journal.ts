@@ -10,7 +10,7 @@
  * failing, or too much is waiting, `accepting` is false: the engine refuses new commands (503)
  * before changing anything, rather than pile up what it could not keep.
  */
-import type { OutboxEntry, SealedBatch } from '../outbox/store.js';
+import type { OutboxEntry, SealedBatch } from '../outbox/types.js';
 import type { GameId } from '../types.js';
 import type { EngineDatabase, Statement } from './database.js';
 

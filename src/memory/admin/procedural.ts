@@ -2,7 +2,7 @@ import type { Database } from '../db/types.js';
 import { inScope } from '../scope.js';
 import { insertProcedural, toProcedural } from '../store/procedural.js';
 import { appendAudit } from '../audit/ledger.js';
-import type { Procedural, ProceduralInput } from '../service.js';
+import type { Procedural, ProceduralInput } from '../types.js';
 import type { AdminPrincipal } from './principals.js';
 
 /**

@@ -16,17 +16,10 @@ import { adminRoutes } from './routes/admin.js';
 import { inspectionRoutes } from './routes/inspection.js';
 import type { AdminServices } from '../admin/services.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
+import type { MemoryRouteDeps } from './deps.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
 
 /** What route modules get: the service's components. Features add their own fields here. */
-export interface MemoryRouteDeps {
-  /** Ledger, consent, cloning and lineage (admin/services.ts). */
-  admin: AdminServices;
-  service: MemoryService;
-  credentials: Credentials;
-  /** Game end, shredding, erasure, anomalies (lifecycle/lifecycle.ts). */
-  lifecycle?: Lifecycle;
-}
 
 /** Every route module of the API, one per feature (routes/*.ts). */
 const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes, adminRoutes, inspectionRoutes, lifecycleRoutes];

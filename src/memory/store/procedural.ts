@@ -1,5 +1,5 @@
 import type { Sql } from '../db/types.js';
-import type { Procedural } from '../service.js';
+import type { Procedural } from '../types.js';
 import { iso } from './rows.js';
 
 export interface ProceduralRow {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ParticipantId, ScopeId } from '../../../boundary/events.js';
-import type { MemoryRouteDeps } from '../app.js';
+import type { MemoryRouteDeps } from '../deps.js';
 import { requireAttribute } from '../../admin/principals.js';
 import { scopeOf, requireKey, UUID } from '../auth.js';
 import { MemoryError } from '../../errors.js';

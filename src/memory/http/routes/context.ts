@@ -6,7 +6,7 @@ import { FlushWorkingMemoryRequest, FlushWorkingMemoryResponse } from '../../../
 import { ContextAssembler } from '../../context/assemble.js';
 import { flushWorkingMemory } from '../../context/working-memory.js';
 import { scopeOf, UUID } from '../auth.js';
-import type { MemoryRouteDeps } from '../app.js';
+import type { MemoryRouteDeps } from '../deps.js';
 import { MemoryError } from '../../errors.js';
 import { NpcParams } from '../schemas.js';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ScopeId } from '../../../boundary/events.js';
-import type { MemoryRouteDeps } from '../app.js';
+import type { MemoryRouteDeps } from '../deps.js';
 import { requireAttribute } from '../../admin/principals.js';
 import { appendAudit, type AuditAction } from '../../audit/ledger.js';
 import type { ContextRecord } from '../../context/assemble.js';

@@ -6,7 +6,7 @@ import { ParticipantId, ScopeId } from '../../../boundary/events.js';
 import { MemoryError } from '../../errors.js';
 import { registerSecrets } from '../../lifecycle/secrets.js';
 import { requireKey } from '../auth.js';
-import type { MemoryRouteDeps } from '../app.js';
+import type { MemoryRouteDeps } from '../deps.js';
 import { ErrorBody } from '../schemas.js';
 
 const GameParams = Type.Object({ gameId: ScopeId }, { additionalProperties: false });

@@ -4,7 +4,7 @@ import { IngestBatch, IngestResult } from '../../../boundary/events.js';
 import { MemoryError } from '../../errors.js';
 import type { DurableTier } from '../../types.js';
 import { notVisible, requireKey, scopeOf, UUID } from '../auth.js';
-import type { MemoryRouteDeps } from '../app.js';
+import type { MemoryRouteDeps } from '../deps.js';
 import { requireAttribute } from '../../admin/principals.js';
 import { writeProcedural } from '../../admin/procedural.js';
 import {
