@@ -116,7 +116,7 @@ export class ContextAssembler {
       tokens: window.tokens,
     };
     // --- persist working memory and the log record, in one scoped transaction ---
-    await this.#persist(scoped, request, working, rows.working === undefined, record, (persisted) => {
+    await this.#persist(scoped, { tenantId, gameId, npcId }, request, working, rows.working === undefined, record, (persisted) => {
       record.timingsMs = { retrieve: ms(retrieved - started), score: ms(scored - retrieved), pack: ms(packed - scored), persist: ms(persisted - packed), total: ms(persisted - started) };
       window.timingsMs = { retrieve: record.timingsMs.retrieve, build: ms(persisted - retrieved) };
     });
@@ -142,8 +142,15 @@ export class ContextAssembler {
    * Working memory and the log are rebuilt from the engine's stream if lost: their commit need
    * not wait for the WAL flush (a crash can lose at most the last few milliseconds of them).
    */
-  async #persist(scope: Scope, request: ContextRequest, working: WorkingMemory, firstInRoom: boolean, record: ContextRecord, timed: (persisted: number) => void): Promise<void> {
-    const { tenantId, gameId, npcId } = scope as Required<Pick<Scope, 'gameId' | 'npcId'>> & Scope;
+  async #persist(
+    scope: Scope,
+    { tenantId, gameId, npcId }: { tenantId: string; gameId: string; npcId: string },
+    request: ContextRequest,
+    working: WorkingMemory,
+    firstInRoom: boolean,
+    record: ContextRecord,
+    timed: (persisted: number) => void,
+  ): Promise<void> {
     await inScope(
       this.service.db,
       scope,
