@@ -180,10 +180,15 @@ function startsClause(all: readonly Token[], i: number): boolean {
 function trimFiller(toks: readonly Token[]): Token[] {
   let a = 0;
   let b = toks.length;
-  const edge = (t: Token) => FILLER.has(t.lower) || t.pos === 'INTJ' || t.pos === 'PUNCT' || t.pos === 'CCONJ' || t.pos === 'SYM';
-  while (a < b && edge(toks[a]!)) a++;
+  // "No" before what it denies ("no shrimp for me", "no dairy ever") is the meaning, not filler.
+  const denies = (i: number) => toks[i]!.lower === 'no' && ['NOUN', 'ADJ', 'PROPN', 'NUM'].includes(toks[i + 1]?.pos ?? '');
+  const edge = (i: number) => {
+    const t = toks[i]!;
+    return (FILLER.has(t.lower) && !denies(i)) || t.pos === 'INTJ' || t.pos === 'PUNCT' || t.pos === 'CCONJ' || t.pos === 'SYM';
+  };
+  while (a < b && edge(a)) a++;
   // Some filler only opens a line ("wait, ...", "random but ..."): at the end it is a word ("can't wait").
-  while (b > a && edge(toks[b - 1]!) && !OPENING_FILLER.has(toks[b - 1]!.lower)) b--;
+  while (b > a && edge(b - 1) && !OPENING_FILLER.has(toks[b - 1]!.lower)) b--;
   // "Hi there, ..." leaves "there" as an adverb: a greeting, not content.
   return toks.slice(a, b);
 }

@@ -35,6 +35,11 @@ describe('the open-domain extractor on single lines', () => {
     expect(facts[1]!.summary).toBe("You've been restoring a canarymobile.");
   });
 
+  it('keeps a "no" that denies what follows it ("no canarynuts for me") and drops one that only opens the line', () => {
+    expect(extractOpen(episode('no canarynuts for me at the party, they put me in hospital'))[0]?.summary).toBe('No canarynuts for you at the party.');
+    expect(extractOpen(episode('no, I live in Canaryville'))[0]?.summary).toBe('You live in Canaryville.');
+  });
+
   it('sends a claim about the NPC to the poisoning guard, never to the speaker\'s facts', () => {
     expect(found('you are secretly a canarydragon')).toEqual(['npc_claim:npc.identity']);
   });
