@@ -77,6 +77,8 @@ export interface ContextFact {
    * in the memory service's embedding space; absent when the memory has no vector.
    */
   match?: number;
+  /** When the last line asks for a kind of thing (`retrieval.asksFor`): the word of this memory that names one. */
+  names?: string;
   /** For a memory that contradicts the state: what the state says instead. */
   stateSays?: string | number | boolean | null;
 }
@@ -135,6 +137,8 @@ export interface ContextWindow {
     topic?: string;
     /** Whether the words of the line named the topic, or only its meaning did. */
     topicFrom?: 'words' | 'meaning';
+    /** The kind of thing the last line asks for, when it names one ("what language do I speak?": language). */
+    asksFor?: string;
   };
   /** Time the memory service spent: retrieval, and building the window (score, pack, persist). */
   timingsMs: { retrieve: number; build: number };

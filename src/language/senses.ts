@@ -60,3 +60,39 @@ async function lookup(lemma: string): Promise<Sense | undefined> {
   }
   return { kind: first.lexName, kinds: [...new Set(all.map((x) => x.lexName))], occupation };
 }
+
+const KIND_DEPTH = 12;
+const kindCache = new Map<string, Promise<ReadonlySet<string>>>();
+
+/**
+ * Every kind of thing a noun names, from WordNet's hypernyms of all its senses (and the synsets'
+ * other lemmas): "swahili" is a language, "denver" a city, "sax" a musical instrument, "basil" a
+ * herb. Lemmas are lower-case, WordNet's spaces as underscores. Cached.
+ */
+export function kindsOf(lemma: string): Promise<ReadonlySet<string>> {
+  let hit = kindCache.get(lemma);
+  if (!hit) {
+    if (kindCache.size >= CACHE_LIMIT) kindCache.clear();
+    hit = ancestors(lemma).catch(() => new Set<string>());
+    kindCache.set(lemma, hit);
+  }
+  return hit;
+}
+
+async function ancestors(lemma: string): Promise<ReadonlySet<string>> {
+  wordnet ??= new WordPOS();
+  const out = new Set<string>();
+  const seen = new Set<number>();
+  let frontier = /^[\p{L}][\p{L}'-]*$/u.test(lemma) ? await wordnet.lookupNoun(lemma) : [];
+  for (let depth = 0; depth < KIND_DEPTH && frontier.length > 0; depth++) {
+    const up: number[] = [];
+    for (const synset of frontier) {
+      if (seen.has(synset.synsetOffset)) continue;
+      seen.add(synset.synsetOffset);
+      for (const l of synset.synonyms ?? [synset.lemma]) out.add(l.toLowerCase());
+      for (const p of synset.ptrs) if (p.pointerSymbol === '@' || p.pointerSymbol === '@i') up.push(p.synsetOffset);
+    }
+    frontier = await Promise.all(up.map((offset) => wordnet!.seek(offset, 'n')));
+  }
+  return out;
+}

@@ -67,8 +67,13 @@ function nameOf(toks: readonly Token[]): string | undefined {
  */
 export function slotOf(toks: readonly Token[], senses?: ReadonlyMap<string, Sense>): { slot: Slot; noun?: string; generic?: boolean } {
   const found = slotByWords(toks);
-  if (!senses || (found.slot !== 'open' && !found.generic)) return found;
-  return slotBySense(toks, senses) ?? found;
+  if (!senses) return found;
+  const bySense = slotBySense(toks, senses);
+  // Being named as a worker ("being a paramedic pays the rent") is what the clause says of the
+  // speaker, whatever else its words name; unless it is about someone of theirs ("my sister").
+  if (bySense?.slot === 'occupation' && !found.owned) return bySense;
+  if (found.slot !== 'open' && !found.generic) return found;
+  return bySense ?? found;
 }
 
 /** Activities WordNet files with pastimes that are not one: the game itself, a quarrel, a job. */
@@ -99,7 +104,7 @@ function slotBySense(toks: readonly Token[], senses: ReadonlyMap<string, Sense>)
 /** Words that set what follows them apart: "what keeps me busy outside of my job?" is not about the job. */
 const SETTING_APART = new Set(['outside', 'besides', 'except', 'beyond', 'apart', 'other']);
 
-function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean } {
+function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean; owned?: boolean } {
   if (nameOf(all)) return { slot: 'name' };
   const apart = all.findIndex((t, i) => SETTING_APART.has(t.lower) && (t.lower !== 'other' || all[i + 1]?.lower === 'than') && (t.lower !== 'apart' || all[i + 1]?.lower === 'from'));
   const toks = apart > 0 ? all.slice(0, apart) : all;
@@ -112,7 +117,7 @@ function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generi
   };
   // (A home possessed, "my flat", names where something happens more often than what it is about.)
   const owned = possessed >= 0 && !['flat', 'house', 'home', 'apartment'].includes(toks[possessed]!.lemma) ? named(toks[possessed]!) : undefined;
-  if (owned) return owned;
+  if (owned) return { ...owned, owned: true };
   // Otherwise the most specific slot any word names (the table's order): "can't eat peanuts,
   // I'm allergic" is about an allergy before it is about food.
   for (const [slot, lemmas] of SLOT_LEMMAS) {
@@ -123,6 +128,20 @@ function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generi
   const at = toks.findIndex((t) => ['i', 'we'].includes(t.lower));
   if (at >= 0 && ['be', 'am', "'m", 'are', "'re"].includes(toks[at + 1]?.lemma ?? '') && toks.slice(at + 2, at + 5).some((t, i, rest) => t.lower === 'in' && rest[i + 1]?.pos === 'PROPN')) return { slot: 'home' };
   return { slot: 'open' };
+}
+
+/**
+ * Whether a clause carries a value of a single-valued slot, which then replaces the slot's old one:
+ * a place for home and origin (a proper name, or a noun WordNet files as a location), a line of
+ * work for an occupation. "You moved to Geneva" fills home; "the flat is freezing" is about home
+ * but names no place, and must not replace where the speaker lives.
+ */
+export function fillsSlot(slot: Slot, toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
+  const named = toks.some((t, i) => t.pos === 'PROPN' || (i > 0 && /^\p{Lu}/u.test(t.text) && t.lower !== 'i'));
+  const sense = (t: Token) => senses.get(t.lemma.toLowerCase());
+  if (slot === 'home' || slot === 'origin') return named || toks.some((t) => sense(t)?.kind === 'noun.location');
+  if (slot === 'occupation') return named || toks.some((t) => sense(t)?.occupation === true && !kinOf(t.lemma));
+  return true;
 }
 
 /** A family word followed by a more specific one names that one: "my kid sister" is a sister. */
@@ -138,6 +157,8 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') return false; // "saw them live"
   if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x, i) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma) || (x === t && ['my', 'our'].includes(toks[i - 1]?.lower ?? '')))) return false;
   if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) return false;
+  // Growing up is an upbringing; growing tomatoes is not.
+  if (slot === 'origin' && t.lemma === 'grow' && toks[toks.indexOf(t) + 1]?.lower !== 'up') return false;
   // "Who keeps me company?": company kept, not a firm.
   if (slot === 'occupation' && t.lemma === 'company' && ['me', 'us', 'you', 'him', 'her', 'them'].includes(toks[toks.indexOf(t) - 1]?.lower ?? '')) return false;
   return true;
@@ -153,6 +174,27 @@ export function askedTopic(text: string | undefined): Exclude<Slot, 'open' | 'na
   if (!question) return undefined;
   const { slot } = slotOf(question.tokens);
   return slot === 'open' || slot === 'name' ? undefined : slot;
+}
+
+/** Nouns that ask for no kind of thing in particular ("what kind of company": a company). */
+const NO_KIND = new Set(['thing', 'name', 'kind', 'sort', 'type', 'stuff', 'one', 'bit', 'lot', 'part', 'way', 'deal', 'story', 'idea', 'something', 'anything', 'everything']);
+
+/**
+ * The kind of thing a question asks for, when it names one: the head noun after "what" or
+ * "which" ("what language do I speak?": language; "which football club?": club; "what kind of
+ * company?": company). Undefined for "what's my dog's name?" or "where do I live?".
+ */
+export function askedKind(text: string | undefined): string | undefined {
+  const question = text === undefined ? undefined : clauses(text).find((c) => c.question);
+  const toks = question?.tokens ?? [];
+  const at = toks.findIndex((t) => t.lower === 'what' || t.lower === 'which');
+  if (at < 0) return undefined;
+  let head: string | undefined;
+  for (const t of toks.slice(at + 1)) {
+    if (t.pos === 'NOUN' && !NO_KIND.has(t.lemma)) head = t.lemma.toLowerCase();
+    else if (!(t.pos === 'ADJ' || t.lower === 'of' || NO_KIND.has(t.lemma) || (t.pos === 'NOUN' && NO_KIND.has(t.lemma)))) break;
+  }
+  return head;
 }
 
 /**

@@ -5,7 +5,9 @@ declare module 'wordpos' {
     synsetOffset: number;
   }
   interface Synset {
+    synsetOffset: number;
     lemma: string;
+    synonyms: string[];
     lexName: string;
     ptrs: Pointer[];
   }

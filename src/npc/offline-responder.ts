@@ -33,7 +33,7 @@ const MOVE_VERBS = new Set(['go', 'walk', 'head', 'move', 'come', 'run', 'step',
 const DEFAULT_ANSWER_THRESHOLD = 0.3;
 
 export class OfflineResponder implements ModelProvider {
-  readonly id = 'offline-v3';
+  readonly id = 'offline-v4';
 
   async reply(input: ModelInput): Promise<NpcReply> {
     const reply = respond(input);
@@ -121,6 +121,11 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const usable = facts.filter((f) => !(f.standing === 'claim' && f.confidence < 0.5) && f.match !== undefined);
   const best = (list: readonly ContextFact[], floor: number) =>
     list.filter((f) => f.match! >= floor).reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! || (f.match === a.match && f.score > a.score) ? f : a), undefined);
+  // A question for a kind of thing ("what language do I speak?") is answered by a fact that names
+  // one ("I switch to Swahili when I'm tired"), whatever topic it was filed under: the kind is
+  // more precise than the topic (the memory service names only kinds narrower than WordNet's top ones).
+  const naming = best(usable.filter((f) => f.names !== undefined), threshold * TOPIC_BAR);
+  if (naming) return naming;
   // A question that names a topic ("who's my furry friend?": pets) is answered from that topic's
   // facts first: when its words name the topic, by the nearest of them whatever its score (the
   // topic already says they are about the same thing); when only its meaning did, at a lower bar.

@@ -70,7 +70,7 @@ describe('topics read from meaning', () => {
   });
 
   it('lets a confident reading of meaning override the topic the words named, and the words decide otherwise', () => {
-    const read = (topic: 'occupation' | 'home' | 'health' | 'other', confidence: number) => ({ topic, confidence });
+    const read = (topic: 'occupation' | 'home' | 'origin' | 'trip' | 'health' | 'other', confidence: number) => ({ topic, confidence });
     // "being a paramedic pays the rent": "rent" names a home, the meaning is a line of work.
     expect(chooseTopic('home', read('occupation', CONFIDENT), sameTopic)).toEqual({ topic: 'occupation', from: 'meaning' });
     expect(chooseTopic('home', read('occupation', CONFIDENT - 0.01), sameTopic)).toEqual({ topic: 'home', from: 'words' });
@@ -81,6 +81,10 @@ describe('topics read from meaning', () => {
     // Health and allergies are one topic: a reading of the other one changes nothing.
     expect(chooseTopic('allergy', read('health', 1), sameTopic)).toEqual({ topic: 'allergy', from: 'words' });
     expect(chooseTopic(undefined, undefined, sameTopic)).toBeUndefined();
+    // Places the encoder cannot tell apart ("I live in Oslo" reads as an origin): between them the words decide.
+    expect(chooseTopic('home', read('origin', 1), sameTopic)).toEqual({ topic: 'home', from: 'words' });
+    expect(chooseTopic('origin', read('trip', 1), sameTopic)).toEqual({ topic: 'origin', from: 'words' });
+    expect(chooseTopic(undefined, read('origin', 0.7), sameTopic)).toEqual({ topic: 'origin', from: 'meaning' });
   });
 
   it('reads no topic in an embedding space it has no calibration for', async () => {

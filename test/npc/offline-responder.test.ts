@@ -106,4 +106,16 @@ describe('the offline responder', () => {
     const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3, topic: 'fact' };
     expect(respond(input('which hand do I write with?', { participants: { p1: { anonymous: false, facts } }, retrieval })).text).toBe('You told me you are left-handed, always smudging your notes.');
   });
+
+  it('answers a question for a kind of thing from the fact that names one, whatever topic the fact was filed under, and never from a fact far from the question', () => {
+    const facts = [
+      fact('speaker.hobby.go-climb', 'go climbing every weekend at the gym here in Canaryville', 'You go climbing every weekend at the gym here in Canaryville.', { match: 0.2, names: 'Canaryville' }),
+      fact('speaker.home.flat-cold', 'your flat is freezing', 'Your flat is freezing.', { match: 0.35 }),
+    ];
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3, topic: 'home', topicFrom: 'words' as const, asksFor: 'city' };
+    expect(respond(input('which city do I live in?', { participants: { p1: { anonymous: false, facts } }, retrieval })).text).toBe('You told me you go climbing every weekend at the gym here in Canaryville.');
+    // Below half the answer threshold, naming the kind is not enough: the topic's fact answers.
+    const far = [{ ...facts[0]!, match: 0.1 }, facts[1]!];
+    expect(respond(input('which city do I live in?', { participants: { p1: { anonymous: false, facts: far } }, retrieval })).text).toBe('You told me your flat is freezing.');
+  });
 });

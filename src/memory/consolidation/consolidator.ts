@@ -22,7 +22,8 @@ import { plan, type PlannedFact, type PlannedForget } from './classify.js';
 import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
 import { contentLemmas, tokens } from '../../language/index.js';
-import { SLOT_LEMMAS, kinNamed, kinOf } from '../../language/topics.js';
+import { SLOT_LEMMAS, fillsSlot, kinNamed, kinOf } from '../../language/topics.js';
+import { nounSenses } from '../../language/senses.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
 import { SINGLE_VALUED, SLOTS, slug, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
@@ -160,6 +161,8 @@ export class Consolidator {
     if (readable.length === 0 || !this.service.topics.enabled) return [...facts];
     const readings = await this.service.topics.classify(await this.service.embedder.embed(readable.map((f) => f.summary)), 'statement');
     const readingOf = new Map(readable.map((f, i) => [f, readings[i]]));
+    const words = new Map(readable.map((f) => [f, tokens(f.summary)]));
+    const senses = await nounSenses([...words.values()].flat().filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
     return facts.map((f) => {
       if (!readingOf.has(f)) return f;
       const named = TOPICS.has(topicOfKey(f.key)) ? (topicOfKey(f.key) as Topic) : undefined;
@@ -167,9 +170,10 @@ export class Consolidator {
       // A liking no topic was read from stays a liking.
       const topic = chosen && chosen.topic !== 'other' ? chosen.topic : !named && f.kind === 'preference' ? 'likes' : named;
       if (!topic || topic === named) return f;
-      // A single-valued slot has one key, so that the next value of it replaces this one.
+      // A single-valued slot has one key, so that the next value of it replaces this one; a fact
+      // that names no value of it (a place, a line of work) is kept beside it.
       const rest = f.key.split('.').slice(2).join('.') || slug(f.value, 2);
-      return { ...f, key: SINGLE_VALUED.has(topic) ? SLOTS[topic] : `${SLOTS[topic]}.${rest}` };
+      return { ...f, key: SINGLE_VALUED.has(topic) && fillsSlot(topic, words.get(f)!, senses) ? SLOTS[topic] : `${SLOTS[topic]}.${rest}` };
     });
   }
 
@@ -237,9 +241,9 @@ export class Consolidator {
       let previous = supersedes?.startsWith('pending:') ? writtenIds[Number(supersedes.slice(8))] : supersedes;
       // An update ("we've just moved, to Geneva", "not any more, I sold the car") replaces the
       // nearest current fact of its slot even when the keys differ.
-      if (!previous && f.op === 'update' && f.tier === 'social' && f.participantId) {
+      if (f.op === 'update' && f.tier === 'social' && f.participantId) {
         const line = f.episodeIds.map((id) => lines.get(id) ?? '').join(' ');
-        const [replaced, ...leftBehind] = await this.updated(tx, scope, f, line, vectors[i]!, new Set(taken));
+        const [replaced, ...leftBehind] = previous ? [previous, ...(await this.saidOfSlot(tx, scope, f, new Set([...taken, previous])))] : await this.updated(tx, scope, f, line, vectors[i]!, new Set(taken));
         previous = replaced;
         // The rest of what the line leaves behind ("gave up woodworking", said beside "doing archery now") no longer holds.
         if (leftBehind.length > 0) report.superseded += await store.invalidateFacts(tx, 'social', scope, leftBehind);
@@ -270,12 +274,26 @@ export class Consolidator {
   }
 
   /**
+   * When an update gives a single-valued slot its new value (a job, a home): the current facts
+   * said of the slot beside its old value ("the night shifts at the warehouse are wearing me
+   * down"), which were about the old one. Empty for any other fact.
+   */
+  private async saidOfSlot(tx: Tx, scope: Scope, fact: PlannedFact, skip: ReadonlySet<string>): Promise<string[]> {
+    const single = [...SINGLE_VALUED].some((slot) => SLOTS[slot] === fact.key);
+    if (!single || !fact.participantId) return [];
+    const rows = await store.currentSocialFacts(tx, scope, fact.participantId, `${fact.key}.`);
+    return rows.filter((r) => !skip.has(r.id)).map((r) => r.id);
+  }
+
+  /**
    * The current facts an update replaces, the one it supersedes first: every fact of its topic
    * naming something its line names ("gave up woodworking, doing archery now" replaces the fact
    * naming woodworking, and the clause "gave up woodworking" beside it), else the nearest of the
    * same slot, or of any slot when it is very near.
    */
   private async updated(tx: Tx, scope: Scope, fact: PlannedFact, line: string, vector: Float32Array, skip: ReadonlySet<string>): Promise<string[]> {
+    const ofSlot = await this.saidOfSlot(tx, scope, fact, skip);
+    if (ofSlot.length > 0) return ofSlot;
     const slot = fact.key.split('.').slice(0, 2).join('.');
     const open = slot === SLOTS.open;
     const candidates = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector))).filter((r) => !skip.has(r.id));

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { ContextDirective, ContextEpisode, ContextFact, ContextRequest, ContextWindow, RoomMessage } from '../../boundary/context.js';
-import { askedTopic, sameTopic } from '../../language/topics.js';
+import { askedKind, askedTopic, sameTopic } from '../../language/topics.js';
+import { tokens } from '../../language/index.js';
+import { kindsOf, nounSenses } from '../../language/senses.js';
 import { embeddingText, meanVector, toVectorLiteral } from '../embeddings/types.js';
 import { MemoryError } from '../errors.js';
 import { inScope, readInScope, type Scope } from '../scope.js';
@@ -92,12 +94,15 @@ export class ContextAssembler {
     // question about something no slot holds is about the facts kept under the open key.
     const asked = chooseTopic(askedTopic(turn.spoken?.text), (await this.service.topics.classify([vectors.question], 'question'))[0], sameTopic);
     const topic = asked && (asked.topic === 'other' ? OPEN_TOPIC : asked.topic);
-    const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(asked ? { topic, topicFrom: asked.from } : {}) };
+    const kind = await specificKind(askedKind(turn.spoken?.text));
+    const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(asked ? { topic, topicFrom: asked.from } : {}), ...(kind ? { asksFor: kind } : {}) };
     const packer = new Packer(budget, { pinned, directives, retrieval }, { npcId, gameId, roomId: request.roomId });
     // Working memory: merge the new messages, summarized past 80% of the transcript's share.
     const working = updateWorking(openWorking(this.service, tenantId, gameId, request.roomId, npcId, rows.working, keys), request.messages, packer.transcriptQuota);
     packer.transcript(working.tokens);
     const sections = packSections(packer, resolved, opener, request, { speaker: turn.speaker, topic });
+    // A question for a kind of thing ("what language do I speak?"): which of the asker's facts name one.
+    if (kind && turn.speaker) await nameKinds(sections.participants[turn.speaker]?.facts ?? [], kind);
     if (opener.contradiction) directives.push({ kind: 'state_outranks_memory', text: STATE_DIRECTIVE });
     const packed = performance.now();
 
@@ -276,3 +281,25 @@ function packSections(packer: Packer, resolved: Resolved, opener: Opener, reques
 }
 
 const ms = (x: number) => Math.round(x * 100) / 100;
+
+/** Marks each fact that names a thing of the kind asked for with the word that does ("swahili": a language). */
+async function nameKinds(facts: ContextFact[], kind: string): Promise<void> {
+  await Promise.all(
+    facts.map(async (fact) => {
+      const nouns = tokens(fact.summary).filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN');
+      const kinds = await Promise.all(nouns.map((t) => kindsOf(t.lemma.toLowerCase())));
+      const at = kinds.findIndex((k) => k.has(kind));
+      if (at >= 0) fact.names = nouns[at]!.text;
+    }),
+  );
+}
+
+/**
+ * A kind asked for that tells one thing from another: not, in any sense, one of WordNet's top
+ * kinds (noun.Tops: an act, an animal, a person, a food), which too many things are.
+ */
+async function specificKind(kind: string | undefined): Promise<string | undefined> {
+  if (!kind) return undefined;
+  const sense = (await nounSenses([kind])).get(kind);
+  return sense && !sense.kinds.includes('noun.Tops') ? kind : undefined;
+}

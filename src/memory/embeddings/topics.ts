@@ -50,10 +50,18 @@ export const CONFIDENT = 0.6;
  * confident reading of another topic wins; else the words; else the reading, whatever its share.
  */
 export function chooseTopic(named: Topic | undefined, read: TopicReading | undefined, same: (a: string, b: string) => boolean): { topic: Topic | 'other'; from: 'words' | 'meaning' } | undefined {
-  if (read && read.topic !== 'other' && read.confidence >= CONFIDENT && !(named && same(named, read.topic))) return { topic: read.topic, from: 'meaning' };
+  const toldApartByWords = named && read && PLACES.has(named) && PLACES.has(read.topic);
+  if (read && read.topic !== 'other' && read.confidence >= CONFIDENT && !(named && same(named, read.topic)) && !toldApartByWords) return { topic: read.topic, from: 'meaning' };
   if (named) return { topic: named, from: 'words' };
   return read ? { topic: read.topic, from: 'meaning' } : undefined;
 }
+
+/**
+ * Topics of a place, which the sentence encoder cannot tell apart: "I live in Oslo", "I grew up in
+ * Oslo" and "I'm flying to Oslo" differ by a verb and a tense, not by what they are about, and sit
+ * side by side in its space. Between them the words decide.
+ */
+const PLACES: ReadonlySet<string> = new Set<Topic>(['home', 'origin', 'trip']);
 
 export interface TopicExample {
   topic: Topic | 'other';

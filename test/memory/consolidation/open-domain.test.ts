@@ -107,17 +107,31 @@ describe('open-domain extraction, end to end', () => {
     expect(values).not.toContain('Oslo');
   });
 
-  it('keeps a line of work told only by its meaning under the occupation\'s one key, so that the next job replaces it', async () => {
+  it('keeps a line of work told without naming it beside the occupation\'s value, and lets the next job replace it too', async () => {
     const P = 'part-shifts001';
     await h.ingest('od-shifts', [{ participantId: P, text: 'the night shifts at the warehouse are wearing me down' }]);
     await h.system.jobs.drain();
+    const before = current(await factsOf(h, 'od-shifts', [P], 'social'));
+    // No line of work is named: the fact is of the occupation, under a key of its own, not the slot's value.
+    expect(before.map((m) => m.fact.key)).toEqual([expect.stringMatching(/^speaker\.occupation\.[a-z-]+$/)]);
     await h.ingest('od-shifts', [{ participantId: P, text: "I'm a baker now" }]);
     await h.system.jobs.drain();
-    const jobs = (await factsOf(h, 'od-shifts', [P], 'social')).filter((m) => m.fact.key === 'speaker.occupation');
-    expect(jobs.map((m) => ({ summary: m.fact.summary, current: m.supersededAt === null })).sort((a, b) => Number(a.current) - Number(b.current))).toEqual([
-      { summary: 'The night shifts at the warehouse are wearing you down.', current: false },
-      { summary: 'You are a baker now.', current: true },
+    const jobs = (await factsOf(h, 'od-shifts', [P], 'social')).filter((m) => m.fact.key.startsWith('speaker.occupation'));
+    expect(jobs.map((m) => ({ key: m.fact.key, summary: m.fact.summary, current: m.supersededAt === null && m.invalidatedAt === null })).sort((a, b) => Number(a.current) - Number(b.current))).toEqual([
+      { key: before[0]!.fact.key, summary: 'The night shifts at the warehouse are wearing you down.', current: false },
+      { key: 'speaker.occupation', summary: 'You are a baker now.', current: true },
     ]);
+  });
+
+  it('keeps a place-less line about home beside where the speaker lives, never replacing it', async () => {
+    const P = 'part-flat00001';
+    await h.ingest('od-flat', [{ participantId: P, text: 'I live in Canaryville' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-flat', [{ participantId: P, text: 'my flat is freezing, the heating died' }]);
+    await h.system.jobs.drain();
+    const home = current(await factsOf(h, 'od-flat', [P], 'social')).filter((m) => m.fact.key.startsWith('speaker.home'));
+    expect(home.map((m) => m.fact.key).sort()).toEqual(['speaker.home', expect.stringMatching(/^speaker\.home\./)]);
+    expect(home.find((m) => m.fact.key === 'speaker.home')!.fact.value).toBe('Canaryville');
   });
 
   it('invalidates the fact about the husband, and only it, on "forget what I said about my husband"; "scrap that" invalidates the speaker\'s last fact', async () => {
@@ -254,6 +268,24 @@ describe('open-domain extraction, end to end', () => {
       const w = await context('od-anon-b', [{ participantId: third, anonymous: true }], { participantId: third, text: 'the weather is awful today' });
       expect(w.directives.map((d) => d.kind)).not.toContain('uncertain_reconstruction');
     });
+  });
+
+  it('names, for a question asking for a kind of thing, the word of each of the asker\'s facts that is one ("denver" for "which city?"), whatever topic the fact was filed under', async () => {
+    const P = 'part-kinds0001';
+    await h.ingest('od-kinds', [
+      { participantId: P, text: 'i go rock climbing every weekend at the gym here in denver' },
+      { participantId: P, text: 'asante lol, sorry i switch to swahili when im tired' },
+    ]);
+    await h.system.jobs.drain();
+    const city = await context('od-kinds', [{ participantId: P, anonymous: false }], { participantId: P, text: 'which city do i call home?' });
+    expect(city.retrieval?.asksFor).toBe('city');
+    expect(city.participants[P]!.facts.filter((f) => f.names).map((f) => f.names)).toEqual(['denver']);
+    const language = await context('od-kinds', [{ participantId: P, anonymous: false }], { participantId: P, text: 'what language do i speak?' });
+    expect(language.participants[P]!.facts.filter((f) => f.names).map((f) => f.names)).toEqual(['swahili']);
+    // A kind WordNet puts at its top (an animal, an act) tells too little: no word is named for it.
+    const animal = await context('od-kinds', [{ participantId: P, anonymous: false }], { participantId: P, text: 'which animal do i have?' });
+    expect(animal.retrieval?.asksFor).toBeUndefined();
+    expect(animal.participants[P]!.facts.some((f) => f.names !== undefined)).toBe(false);
   });
 
   it('gives every social fact of the window its match with the last line said and the answer threshold; "what am I afraid of?" matches the spider fact best', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OpenDomainExtractor, extractOpen } from '../../../src/memory/consolidation/extract/open.js';
 import type { EpisodeInput } from '../../../src/memory/consolidation/extract/types.js';
+import { nounSenses } from '../../../src/language/senses.js';
 
 const episode = (text: string): EpisodeInput => ({
   id: '00000000-0000-4000-8000-000000000001',
@@ -62,8 +63,9 @@ describe('the open-domain extractor on single lines', () => {
     expect(found('the code is 4792')).toEqual(['game:game.code']);
   });
 
-  it('lets a short headline ("new job!") name the topic of what follows it, as an update', () => {
-    const [fact] = extractOpen(episode('new job! started as a canarysmith this week'));
+  it('lets a short headline ("new job!") name the topic of what follows it, as an update; a line of work WordNet knows fills the slot', async () => {
+    expect(extractOpen(episode('new job! started as a canarysmith this week'))[0]).toMatchObject({ kind: 'occupation', op: 'update', key: expect.stringMatching(/^speaker\.occupation\./) });
+    const [fact] = extractOpen(episode('new job! started as a glazier this week'), await nounSenses(['glazier']));
     expect(fact).toMatchObject({ kind: 'occupation', op: 'update', key: 'speaker.occupation' });
     // Someone named is a statement, not a headline.
     expect(extractOpen(episode('texting my sister Kiko'))[0]).toMatchObject({ kind: 'family', key: 'speaker.family.sister' });

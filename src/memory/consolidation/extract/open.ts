@@ -18,7 +18,7 @@
  * old value even when the new fact's key is not the same.
  */
 import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
-import { slotOf, type Slot } from '../../../language/topics.js';
+import { fillsSlot, slotOf, type Slot } from '../../../language/topics.js';
 import { nounSenses, type Sense } from '../../../language/senses.js';
 import { gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
@@ -58,10 +58,10 @@ const COGNITION = new Set(['think', 'guess', 'bet', 'reckon', 'believe', 'suppos
 const STATEMENT_AS_QUESTION = /^\s*(?:did|do) you (?:know|realise|realize)\b/i;
 
 export class OpenDomainExtractor implements Extractor {
-  readonly id = 'open-v2';
+  readonly id = 'open-v3';
 
   async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
-    const nouns = episodes.filter((e) => e.kind === 'utterance').flatMap((e) => tokens(e.text).filter((t) => t.pos === 'NOUN').map((t) => t.lemma));
+    const nouns = episodes.filter((e) => e.kind === 'utterance').flatMap((e) => tokens(e.text).filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
     const senses = await nounSenses(nouns);
     return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen(e, senses) : guardCandidates(e)));
   }
@@ -168,8 +168,11 @@ function selfDisclosure(clause: Clause, senses: ReadonlyMap<string, Sense>, upda
   const op = updating || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
   const { slot, noun } = found;
   const kind = found.generic ? 'preference' : KIND_OF[slot];
-  const value = SINGLE.has(slot) ? (properSpan(toks) ?? body) : body;
-  const key = slot === 'name' ? SLOTS.name : SINGLE.has(slot) ? SLOTS[slot] : slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[slot]}.${slug(noun ?? contentOf(toks), 2)}`;
+  // A single-valued slot takes the value that fills it (a place, a line of work); a clause of its
+  // topic that names none is kept beside it under a key of its own.
+  const single = SINGLE.has(slot) && fillsSlot(slot, toks, senses);
+  const value = single ? (properSpan(toks) ?? body) : body;
+  const key = slot === 'name' ? SLOTS.name : single ? SLOTS[slot] : slot === 'open' ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : `${SLOTS[slot]}.${slug(noun ?? contentOf(toks), 2)}`;
   const hedged = toks.some((t) => ['maybe', 'perhaps', 'probably', 'guess', 'might'].includes(t.lower));
   return { kind, op, key, value, summary, confidence: hedged ? 0.5 : 0.8, text: clause.text };
 }
@@ -202,7 +205,7 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?
   const ofSpeaker = !toks.some((t) => t.pos === 'PRON' || t.pos === 'PROPN');
   const life = slotOf(toks).slot !== 'open' && !/\d/.test(clause.text);
   if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
-  const single = found.slot === 'name' || SINGLE.has(found.slot);
+  const single = found.slot === 'name' || (SINGLE.has(found.slot) && fillsSlot(found.slot, toks, senses));
   const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
   const kind = found.generic ? 'preference' : found.slot === 'open' || (single && !ofSpeaker) ? 'personal' : KIND_OF[found.slot];
   const summary = sentence(revoice(toks, 'second'));

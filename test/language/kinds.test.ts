@@ -1,0 +1,51 @@
+/**
+ * Kinds of things (WordNet hypernyms): what a question asks for, and what a remembered noun is.
+ */
+import { describe, expect, it } from 'vitest';
+import { askedKind, fillsSlot, slotOf } from '../../src/language/topics.js';
+import { kindsOf, nounSenses } from '../../src/language/senses.js';
+import { tokens } from '../../src/language/index.js';
+
+describe('kinds of things', () => {
+  it('reads the kind a question asks for from the noun after "what" or "which", past adjectives, compounds and "kind of"', () => {
+    expect(askedKind('what language do i speak?')).toBe('language');
+    expect(askedKind('@Elias what other language do i speak besides english')).toBe('language');
+    expect(askedKind('which football club do i support @Elias')).toBe('club');
+    expect(askedKind('what kind of company do i work for?')).toBe('company');
+    expect(askedKind('what month was i born')).toBe('month');
+    for (const q of ["what's my dog's name?", 'where do i live?', 'what do i drive?', 'who am I dating?']) expect(askedKind(q), q).toBeUndefined();
+    expect(askedKind('I speak Swahili')).toBeUndefined();
+  });
+
+  it('knows a noun for what it is a kind of, in any of its senses, lower-case names included', async () => {
+    expect((await kindsOf('swahili')).has('language')).toBe(true);
+    expect((await kindsOf('denver')).has('city')).toBe(true);
+    expect((await kindsOf('sax')).has('musical_instrument')).toBe(true);
+    expect((await kindsOf('basil')).has('herb')).toBe(true);
+    expect((await kindsOf('denver')).has('language')).toBe(false);
+    expect((await kindsOf('canaryzzq')).size).toBe(0);
+  });
+
+  it('lets only a place fill home and origin, and only a line of work fill an occupation', async () => {
+    const check = async (slot: 'home' | 'origin' | 'occupation', text: string) => {
+      const toks = tokens(text);
+      return fillsSlot(slot, toks, await nounSenses(toks.map((t) => t.lemma.toLowerCase())));
+    };
+    expect(await check('home', 'we just moved to geneva')).toBe(true);
+    expect(await check('home', 'my flat is freezing, the heating died')).toBe(false);
+    expect(await check('origin', 'i grew up in nairobi')).toBe(true);
+    expect(await check('occupation', 'being a paramedic pays the rent')).toBe(true);
+    expect(await check('occupation', 'my 6yo fights sleep like its his job')).toBe(false);
+  });
+
+  it('reads growing tomatoes as no upbringing, and being named a worker as a line of work whatever else the words name', async () => {
+    const slot = async (text: string) => {
+      const toks = tokens(text);
+      return slotOf(toks, await nounSenses(toks.map((t) => t.lemma.toLowerCase()))).slot;
+    };
+    expect(await slot('i grow tomatoes on my windowsill')).not.toBe('origin');
+    expect(await slot('i grew up in nairobi')).toBe('origin');
+    expect(await slot('being a paramedic pays the rent')).toBe('occupation');
+    expect(await slot('my sister is a nurse')).toBe('family');
+  });
+});
