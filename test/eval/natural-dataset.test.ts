@@ -32,6 +32,18 @@ describe('the natural-phrasing datasets', () => {
     }
   });
 
+  it('include a val split written apart from the generator, that loads, keeps the pairing invariant and lets every probe fail a wrong reply', async () => {
+    const { dataset } = await loadDataset(naturalFiles.val);
+    expect(pairingProblems(dataset)).toEqual([]);
+    expect(kindProblems(dataset)).toEqual([]);
+    const sizes = sizesOf(dataset);
+    expect(sizes.tenants).toBe(30);
+    expect(sizes.probes.recall).toBeGreaterThanOrEqual(200);
+    expect(sizes.probes.abstention).toBeGreaterThanOrEqual(70);
+    // Every value a probe asks for was said in that player's own lines.
+    for (const t of dataset.tenants) for (const p of t.probes) for (const r of p.required ?? []) expect(t.setup.some((line) => has(line, r)), `${p.id}: ${r}`).toBe(true);
+  });
+
   it('has enough material: at least 12 domains, 8 statements and 6 questions each, short generic not-knowing markers', () => {
     expect(DOMAINS.length).toBeGreaterThanOrEqual(12);
     for (const d of DOMAINS) {

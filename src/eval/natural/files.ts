@@ -2,6 +2,8 @@ import type { Dataset } from '../dataset.js';
 
 export const naturalFiles = {
   dev: 'eval/datasets/natural.dev.json',
+  /** Written apart from the project and its generator (docs/eval/README.md, "The val split"). */
+  val: 'eval/datasets/natural.val.json',
   test: 'eval/datasets/natural.test.json',
   manifest: 'eval/datasets/natural.manifest.json',
 } as const;
