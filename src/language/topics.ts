@@ -137,7 +137,8 @@ function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generi
  * but names no place, and must not replace where the speaker lives.
  */
 export function fillsSlot(slot: Slot, toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
-  const named = toks.some((t, i) => t.pos === 'PROPN' || (i > 0 && /^\p{Lu}/u.test(t.text) && t.lower !== 'i'));
+  // (Not the first word: a sentence's capital makes no name.)
+  const named = toks.some((t, i) => i > 0 && (t.pos === 'PROPN' || /^\p{Lu}/u.test(t.text)) && t.lower !== 'i');
   const sense = (t: Token) => senses.get(t.lemma.toLowerCase());
   if (slot === 'home' || slot === 'origin') return named || toks.some((t) => sense(t)?.kind === 'noun.location');
   if (slot === 'occupation') return named || toks.some((t) => sense(t)?.occupation === true && !kinOf(t.lemma));

@@ -33,6 +33,8 @@ describe('kinds of things', () => {
     };
     expect(await check('home', 'we just moved to geneva')).toBe(true);
     expect(await check('home', 'my flat is freezing, the heating died')).toBe(false);
+    // A sentence's capital makes no name.
+    expect(await check('origin', 'Undskyld, danish keyboard, everywhere')).toBe(false);
     expect(await check('origin', 'i grew up in nairobi')).toBe(true);
     expect(await check('occupation', 'being a paramedic pays the rent')).toBe(true);
     expect(await check('occupation', 'my 6yo fights sleep like its his job')).toBe(false);

@@ -27,7 +27,7 @@ import { nounSenses } from '../../language/senses.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
 import { SINGLE_VALUED, SLOTS, slug, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
-import { chooseTopic, type Topic } from '../embeddings/topics.js';
+import { CONFIDENT, chooseTopic, type Topic } from '../embeddings/topics.js';
 import { sameTopic } from '../../language/topics.js';
 
 /** The slots a topic can be read into from meaning (a name only from its words). */
@@ -173,7 +173,9 @@ export class Consolidator {
       // A single-valued slot has one key, so that the next value of it replaces this one; a fact
       // that names no value of it (a place, a line of work) is kept beside it.
       const rest = f.key.split('.').slice(2).join('.') || slug(f.value, 2);
-      return { ...f, key: SINGLE_VALUED.has(topic) && fillsSlot(topic, words.get(f)!, senses) ? SLOTS[topic] : `${SLOTS[topic]}.${rest}` };
+      // (Only a sure topic replaces a value: named by the words, or a confident reading of meaning.)
+      const sure = chosen?.from === 'words' || (readingOf.get(f)?.confidence ?? 0) >= CONFIDENT;
+      return { ...f, key: SINGLE_VALUED.has(topic) && sure && fillsSlot(topic, words.get(f)!, senses) ? SLOTS[topic] : `${SLOTS[topic]}.${rest}` };
     });
   }
 

@@ -123,6 +123,18 @@ describe('open-domain extraction, end to end', () => {
     ]);
   });
 
+  it('lets a value read from meaning without a confident vote stand beside the slot\'s value, never replace it', async () => {
+    const P = 'part-origin001';
+    await h.ingest('od-origin', [{ participantId: P, text: 'i grew up in columbus ohio' }]);
+    await h.system.jobs.drain();
+    // Nothing in its words names an origin; its meaning leans that way, weakly.
+    await h.ingest('od-origin', [{ participantId: P, text: 'joining from warsaw' }]);
+    await h.system.jobs.drain();
+    const facts = current(await factsOf(h, 'od-origin', [P], 'social'));
+    expect(facts.find((m) => m.fact.key === 'speaker.origin')?.fact.summary).toBe('You grew up in columbus ohio.');
+    expect(facts.some((m) => /warsaw/.test(m.fact.summary))).toBe(true);
+  });
+
   it('keeps a place-less line about home beside where the speaker lives, never replacing it', async () => {
     const P = 'part-flat00001';
     await h.ingest('od-flat', [{ participantId: P, text: 'I live in Canaryville' }]);
