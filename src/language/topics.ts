@@ -141,7 +141,9 @@ export function fillsSlot(slot: Slot, toks: readonly Token[], senses: ReadonlyMa
   const named = toks.some((t, i) => i > 0 && (t.pos === 'PROPN' || /^\p{Lu}/u.test(t.text)) && t.lower !== 'i');
   const sense = (t: Token) => senses.get(t.lemma.toLowerCase());
   if (slot === 'home' || slot === 'origin') return named || toks.some((t) => sense(t)?.kind === 'noun.location');
-  if (slot === 'occupation') return named || toks.some((t) => sense(t)?.occupation === true && !kinOf(t.lemma));
+  // (Who the speaker is, as a person noun that is no kin: "an engineer", "a nurse"; WordNet files
+  // an engineer directly under person, so its line of work is not found above it.)
+  if (slot === 'occupation') return named || toks.some((t) => (sense(t)?.occupation === true || sense(t)?.kind === 'noun.person') && !kinOf(t.lemma));
   return true;
 }
 

@@ -37,6 +37,7 @@ describe('kinds of things', () => {
     expect(await check('origin', 'Undskyld, danish keyboard, everywhere')).toBe(false);
     expect(await check('origin', 'i grew up in nairobi')).toBe(true);
     expect(await check('occupation', 'being a paramedic pays the rent')).toBe(true);
+    expect(await check('occupation', 'I work as an aerospace engineer')).toBe(true);
     expect(await check('occupation', 'my 6yo fights sleep like its his job')).toBe(false);
   });
 
