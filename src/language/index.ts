@@ -162,6 +162,8 @@ function asks(toks: readonly Token[]): boolean {
   return (a.lower === 'any' && toks.some((t) => t.lower === 'idea')) || (['anything', 'something'].includes(a.lower) && ['about', 'on', 'regarding'].includes(b?.lower ?? ''));
 }
 
+const ADDRESSING_OTHERS = new Set(['anyone', 'anybody', 'everyone', 'everybody', 'someone', 'somebody']);
+
 /** Whether the tokens from `i` can stand alone as a clause. */
 function startsClause(all: readonly Token[], i: number): boolean {
   let j = i;
@@ -169,6 +171,8 @@ function startsClause(all: readonly Token[], i: number): boolean {
   const first = all[j];
   if (!first) return false;
   if (['my', 'our', 'your'].includes(first.lower) && all[j + 1]?.pos !== undefined) return true;
+  // A turn to the others in the room: "grew up in manila, anyone else filipino here?".
+  if (ADDRESSING_OTHERS.has(first.lower)) return true;
   if (isSubject(first) || first.pos === 'PROPN') {
     for (let k = j + 1; k < Math.min(all.length, j + 4); k++) if (all[k]!.pos === 'VERB' || all[k]!.pos === 'AUX') return true;
   }

@@ -17,6 +17,12 @@ export interface Sense {
   kinds: readonly string[];
   /** A person's occupation: a worker, a professional, a businessperson, ... */
   occupation: boolean;
+  /**
+   * Whether it names a particular place (a city, a country, a state: an instance of a location
+   * in WordNet): `usual` when that is its most frequent sense ("dublin", "kenya"), `possible` when
+   * another comes first ("manila" is a paper before it is a city).
+   */
+  place?: 'usual' | 'possible';
 }
 
 /** Hypernyms (WordNet lemmas) that make a person noun a line of work. */
@@ -58,7 +64,9 @@ async function lookup(lemma: string): Promise<Sense | undefined> {
       if (synset && WORK.has(synset.lemma)) occupation = true;
     }
   }
-  return { kind: first.lexName, kinds: [...new Set(all.map((x) => x.lexName))], occupation };
+  const named = (x: (typeof all)[number]) => x.lexName === 'noun.location' && x.ptrs.some((p) => p.pointerSymbol === '@i');
+  const place = named(first) ? 'usual' : all.some(named) ? 'possible' : undefined;
+  return { kind: first.lexName, kinds: [...new Set(all.map((x) => x.lexName))], occupation, ...(place ? { place } : {}) };
 }
 
 const KIND_DEPTH = 12;
@@ -93,6 +101,26 @@ async function ancestors(lemma: string): Promise<ReadonlySet<string>> {
       for (const p of synset.ptrs) if (p.pointerSymbol === '@' || p.pointerSymbol === '@i') up.push(p.synsetOffset);
     }
     frontier = await Promise.all(up.map((offset) => wordnet!.seek(offset, 'n')));
+  }
+  return out;
+}
+
+/** Words before a place that say someone is, or comes from, there: "in dublin", "from lagos". */
+export const AT_PLACE = new Set(['in', 'from', 'at', 'near', 'outside', 'around']);
+
+/**
+ * The text with the names of places written in lower case capitalized, as chat writes them
+ * ("edinburgh is freezing", "good evening from lagos"): a word whose most frequent sense is a
+ * particular place, or that has such a sense and follows a word of place ("grew up in manila").
+ * The rest of the text is as written.
+ */
+export function withPlaceNames(text: string, senses: ReadonlyMap<string, Sense>): string {
+  let out = text;
+  for (const [lemma, sense] of senses) {
+    if (!sense.place || !/^\p{Ll}[\p{L}'-]*$/u.test(lemma)) continue;
+    const word = lemma.replace(/[-']/g, (c) => `\\${c}`);
+    const before = sense.place === 'usual' ? '' : `(?<=\\b(?:${[...AT_PLACE].join('|')})\\s+)`;
+    out = out.replace(new RegExp(`${before}(?<![\\p{L}@'-])${word}(?![\\p{L}'-])`, 'gu'), (w) => w.charAt(0).toUpperCase() + w.slice(1));
   }
   return out;
 }

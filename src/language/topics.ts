@@ -5,7 +5,7 @@
  * slots (DESIGN section 5), not phrasings of any dataset.
  */
 import { clauses, knowWords, type Token } from './index.js';
-import type { Sense } from './senses.js';
+import { AT_PLACE, type Sense } from './senses.js';
 
 export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' | 'health' | 'allergy' | 'likes' | 'dislikes' | 'fear' | 'trip' | 'hobby' | 'open';
 
@@ -147,6 +147,35 @@ export function fillsSlot(slot: Slot, toks: readonly Token[], senses: ReadonlyMa
   return true;
 }
 
+/** Someone else a clause may be about: then a place in it is theirs, not the speaker's. */
+const THIRD_PERSON = new Set(['he', 'she', 'they', 'him', 'her', 'them', 'his', 'their', 'hers', 'theirs']);
+const LATER = new Set(['will', "'ll", 'gonna', 'shall', 'next', 'tomorrow', 'someday']);
+
+/**
+ * The place a clause says its speaker is in now, when it names one without a word of a topic of
+ * place: "dentist by day in dublin", "good evening from lagos", "edinburgh is freezing tonight",
+ * "cardiff boy checking in". A place (WordNet's instance of a location) after a word of place or
+ * opening the clause; not what was ("studied in Oxford"), what will be ("off to Rome tomorrow"),
+ * or someone else's ("she's in Dublin").
+ */
+export function speakerPlace(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): string | undefined {
+  if (toks.some((t) => THIRD_PERSON.has(t.lower) || LATER.has(t.lower))) return undefined;
+  const content = toks.findIndex((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ', 'NUM'].includes(t.pos));
+  // After a word of place ("in dublin"), or a usual place name as what the clause is about
+  // ("edinburgh is freezing", "singapore humidity"; not "Mexico fell through") or naming a
+  // person ("a Cardiff boy").
+  const opens = (i: number) => i === content && (toks[i + 1]?.lemma === 'be' || toks[i + 1]?.pos === 'NOUN');
+  const at = toks.findIndex((t, i) => {
+    const place = t.pos === 'PROPN' ? senses.get(t.lemma)?.place : undefined;
+    return place !== undefined && (AT_PLACE.has(toks[i - 1]?.lower ?? '') || (place === 'usual' && (opens(i) || senses.get(toks[i + 1]?.lemma ?? '')?.kind === 'noun.person')));
+  });
+  if (at < 0) return undefined;
+  // (A past before the place, unless the line says it is so now: "moved here from Oslo" tells where they were.)
+  const now = toks.some((t) => ['now', 'nowadays', 'currently', 'tonight', 'today'].includes(t.lower));
+  const past = toks.slice(0, at).some((t) => (t.pos === 'VERB' && t.lower !== t.lemma && !t.lower.endsWith('ing')) || ['was', 'were', 'used'].includes(t.lower));
+  return past && !now ? undefined : toks[at]!.text;
+}
+
 /** A family word followed by a more specific one names that one: "my kid sister" is a sister. */
 function familyNoun(t: Token, toks: readonly Token[]): string {
   const next = toks[toks.indexOf(t) + 1];
@@ -159,6 +188,8 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   if (!lemmas.includes(t.lemma) && !lemmas.includes(t.lower)) return false;
   if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') return false; // "saw them live"
   if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x, i) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma) || (x === t && ['my', 'our'].includes(toks[i - 1]?.lower ?? '')))) return false;
+  // "The date on the newspaper" is a day; "my date", "we're dating" a partner.
+  if (slot === 'family' && t.lemma === 'date' && t.pos !== 'VERB' && !['my', 'our'].includes(toks[toks.indexOf(t) - 1]?.lower ?? '')) return false;
   if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) return false;
   // Growing up is an upbringing; growing tomatoes is not.
   if (slot === 'origin' && t.lemma === 'grow' && toks[toks.indexOf(t) + 1]?.lower !== 'up') return false;

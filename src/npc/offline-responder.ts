@@ -121,11 +121,6 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const usable = facts.filter((f) => !(f.standing === 'claim' && f.confidence < 0.5) && f.match !== undefined);
   const best = (list: readonly ContextFact[], floor: number) =>
     list.filter((f) => f.match! >= floor).reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! || (f.match === a.match && f.score > a.score) ? f : a), undefined);
-  // A question for a kind of thing ("what language do I speak?") is answered by a fact that names
-  // one ("I switch to Swahili when I'm tired"), whatever topic it was filed under: the kind is
-  // more precise than the topic (the memory service names only kinds narrower than WordNet's top ones).
-  const naming = best(usable.filter((f) => f.names !== undefined), threshold * TOPIC_BAR);
-  if (naming) return naming;
   // A question that names a topic ("who's my furry friend?": pets) is answered from that topic's
   // facts first: when its words name the topic, by the nearest of them whatever its score (the
   // topic already says they are about the same thing); when only its meaning did, at a lower bar.
@@ -135,6 +130,14 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   const from = window.retrieval?.topicFrom;
   const slot = from || own === 'open' ? (window.retrieval?.topic ?? own) : own;
   const named = from ? (from === 'words' ? slot : 'open') : own;
+  // A question for a kind of thing ("what language do I speak?", "which city am I in?") is
+  // answered by a fact that names one ("I switch to Swahili when I'm tired"): one of the topic
+  // asked about first, whatever its score (the topic and the kind both say it is what was
+  // asked); else any, whatever topic it was filed under, the kind being more precise than the
+  // topic (the memory service names only kinds narrower than WordNet's top ones).
+  const naming = usable.filter((f) => f.names !== undefined);
+  const answer = (slot !== 'open' ? best(naming.filter((f) => sameTopic(f.key.split('.')[1], slot)), -Infinity) : undefined) ?? best(naming, threshold * TOPIC_BAR);
+  if (answer) return answer;
   if (slot !== 'open') {
     // Within the family, the side asked about (a partner is not a sister); within likings, the
     // taste (a dish is not a band). A fact whose side or taste its words do not tell must be near.

@@ -60,6 +60,9 @@ type Target = { tenantId: string; gameId: string; npcId: string };
 
 /** Confidence never grows past this by repetition; a claim never past 0.3. */
 const REINFORCE_CAP = 0.95;
+/** How much surer a single-valued slot's value must be for a planned value to stand beside it. */
+const SURER = 0.15;
+const SINGLE_KEYS: ReadonlySet<string> = new Set([...SINGLE_VALUED].map((s) => SLOTS[s]));
 const CLAIM_CAP = 0.3;
 
 export class Consolidator {
@@ -226,6 +229,12 @@ export class Consolidator {
           reinforce.set(existing.id!, r);
         }
         report.reinforced++;
+        continue;
+      }
+      // A value less sure than the slot's own (read from how a line was put, not said as the
+      // slot's value) stands beside it instead of replacing it; an update replaces it.
+      if (existing && f.op !== 'update' && f.confidence < existing.confidence - SURER && SINGLE_KEYS.has(f.key)) {
+        steps.push({ fact: { ...f, key: `${f.key}.${slug(f.value, 2)}` } });
         continue;
       }
       const step: Step = { fact: f, supersedes: existing?.step ? undefined : existing?.id };

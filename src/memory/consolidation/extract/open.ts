@@ -18,8 +18,8 @@
  * old value even when the new fact's key is not the same.
  */
 import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
-import { fillsSlot, slotOf, type Slot } from '../../../language/topics.js';
-import { nounSenses, type Sense } from '../../../language/senses.js';
+import { fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
+import { nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
 import { SINGLE_VALUED, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
@@ -63,7 +63,8 @@ export class OpenDomainExtractor implements Extractor {
   async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
     const nouns = episodes.filter((e) => e.kind === 'utterance').flatMap((e) => tokens(e.text).filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
     const senses = await nounSenses(nouns);
-    return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen(e, senses) : guardCandidates(e)));
+    // Places are names however they are typed: "edinburgh is freezing" names a city.
+    return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen({ ...e, text: withPlaceNames(e.text, senses) }, senses) : guardCandidates(e)));
   }
 }
 
@@ -116,20 +117,45 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       // A clause whose words name a topic of a life ("dentist by trade, puzzle nerd by night") is
       // told of the speaker, never a game clue, unless a number in it could be a code. (Not what
       // its nouns merely are: "the secret passage" is an act in WordNet, and a clue.)
-      const life = slotOf(clause.tokens).slot !== 'open' && !/\d/.test(clause.text);
+      const life = ofALife(clause.tokens, senses) && !/\d/.test(clause.text);
       const world = life ? undefined : worldFact(clause.text);
       if (world) push({ ...world, text: clause.text });
       else {
         const told = toldAbout(clause, senses, headline);
-        if (told) push(told);
+        if (told) for (const f of placed(clause, told, senses)) push(f);
       }
       continue;
     }
     const fact = selfDisclosure(clause, senses, updating || !!headline?.renewed, headline?.slot);
-    if (fact) push(fact);
+    if (fact) for (const f of placed(clause, fact, senses)) push(f);
   }
   return out;
 }
+
+/**
+ * The speaker's home, from a clause that places them without a word of home ("dentist by day in
+ * dublin", "good evening from lagos", "I keep bees on a rooftop in Lyon") fills the home slot.
+ */
+function placed(clause: Clause, fact: Told, senses: ReadonlyMap<string, Sense>): Told[] {
+  if (!fact.key.startsWith(`${SLOTS.open}.`) && fact.kind !== 'occupation') return [fact];
+  const toks = withSubject(clause);
+  const place = speakerPlace(toks, senses);
+  if (!place) return [fact];
+  // "I'm from Cork": where the speaker comes from; "hello from Cork": where they are.
+  const from = toks.some((t, i) => t.lower === 'from' && ['am', "'m", 'are', "'re", 'originally'].includes(toks[i - 1]?.lower ?? ''));
+  const slot = from ? 'origin' : 'home';
+  // (Read from where a place stands, so less sure than a word of home: it does not replace a home
+  // the speaker named, consolidation.ts.)
+  const there = { ...fact, kind: KIND_OF[slot], key: SLOTS[slot], value: place, confidence: Math.min(fact.confidence, INFERRED) };
+  // What the speaker says they do there is kept as well ("I keep bees on a rooftop in Lyon"); a
+  // line that only places them ("good evening from lagos") is where they are, and no more.
+  return person(clause) === 'first' || fact.kind === 'occupation' ? [fact, there] : [there];
+}
+
+/** The confidence of a value read from how a clause is put rather than from a word of its slot. */
+const INFERRED = 0.6;
+
+type Told = Omit<Candidate, 'episodeId' | 'participantId'>;
 
 /**
  * Clauses with what only elaborates on the one before joined to it: a clause of the same sentence
@@ -202,8 +228,8 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?
   const words = toks.filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ', 'NUM'].includes(t.pos));
   const found = topicOf(toks, senses, headline?.slot);
   // Nobody named at all ("dentist by trade, puzzle nerd by night"): the speaker, who left themselves out.
-  const ofSpeaker = !toks.some((t) => t.pos === 'PRON' || t.pos === 'PROPN');
-  const life = slotOf(toks).slot !== 'open' && !/\d/.test(clause.text);
+  const ofSpeaker = !toks.some((t) => t.pos === 'PRON' || (t.pos === 'PROPN' && !senses.get(t.lemma)?.place));
+  const life = ofALife(toks, senses) && !/\d/.test(clause.text);
   if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
   const single = found.slot === 'name' || (SINGLE.has(found.slot) && fillsSlot(found.slot, toks, senses));
   const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
@@ -211,6 +237,14 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?
   const summary = sentence(revoice(toks, 'second'));
   const op = headline?.renewed || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
   return { kind, op, key, value: summary.replace(/[.!]$/, ''), summary, confidence: 0.6, text: clause.text };
+}
+
+/**
+ * Whether a clause's words name a topic of a life, a line of work or the place someone is: what
+ * they say, not what their nouns merely are ("the secret passage" is an act in WordNet, and a clue).
+ */
+function ofALife(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
+  return slotOf(toks).slot !== 'open' || slotOf(toks, senses).slot === 'occupation' || speakerPlace(toks, senses) !== undefined;
 }
 
 /** Things of an escape room: a clause about them is about the game, not a life. */
