@@ -26,7 +26,7 @@ export interface Sense {
 }
 
 /** Hypernyms (WordNet lemmas) that make a person noun a line of work. */
-const WORK = new Set(['worker', 'professional', 'businessperson', 'engineer', 'craftsman', 'employee', 'practitioner', 'expert', 'serviceman', 'official', 'scientist', 'artist', 'performer', 'entertainer', 'specialist', 'technician', 'educator', 'merchant', 'assistant', 'defender', 'laborer', 'skilled_worker']);
+const WORK = new Set(['worker', 'professional', 'businessperson', 'engineer', 'craftsman', 'employee', 'practitioner', 'expert', 'serviceman', 'official', 'scientist', 'artist', 'performer', 'entertainer', 'specialist', 'technician', 'educator', 'merchant', 'assistant', 'defender', 'laborer', 'skilled_worker', 'creator', 'communicator', 'operator', 'trainer', 'enrollee']);
 const MAX_DEPTH = 8;
 const CACHE_LIMIT = 20_000;
 
@@ -57,6 +57,7 @@ async function lookup(lemma: string): Promise<Sense | undefined> {
   if (!first) return undefined;
   let occupation = false;
   if (first.lexName === 'noun.person') {
+    occupation = WORK.has(first.lemma);
     let synset: Awaited<ReturnType<WordPOS['seek']>> | undefined = first;
     for (let depth = 0; synset && depth < MAX_DEPTH && !occupation; depth++) {
       const up: { synsetOffset: number } | undefined = synset.ptrs.find((p) => p.pointerSymbol === '@' || p.pointerSymbol === '@i');

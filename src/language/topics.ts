@@ -188,6 +188,9 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   if (!lemmas.includes(t.lemma) && !lemmas.includes(t.lower)) return false;
   if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') return false; // "saw them live"
   if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x, i) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma) || (x === t && ['my', 'our'].includes(toks[i - 1]?.lower ?? '')))) return false;
+  // An animal naming another noun is not one: "chicken tikka", "fish tacos", "dog food".
+  // (Not one possessed: "my dog biscuit" is a dog called Biscuit.)
+  if (slot === 'pet' && toks[toks.indexOf(t) + 1]?.pos === 'NOUN' && !['my', 'our'].includes(toks[toks.indexOf(t) - 1]?.lower ?? '')) return false;
   // "The date on the newspaper" is a day; "my date", "we're dating" a partner.
   if (slot === 'family' && t.lemma === 'date' && t.pos !== 'VERB' && !['my', 'our'].includes(toks[toks.indexOf(t) - 1]?.lower ?? '')) return false;
   if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) return false;

@@ -51,4 +51,16 @@ describe('kinds of things', () => {
     expect(await slot('being a paramedic pays the rent')).toBe('occupation');
     expect(await slot('my sister is a nurse')).toBe('family');
   });
+
+  it('reads an animal that only names another noun as no pet ("chicken tikka"), and an architect, a farmer or a student as a line of work', async () => {
+    const slot = async (text: string) => {
+      const toks = tokens(text);
+      return slotOf(toks, await nounSenses(toks.map((t) => t.lemma.toLowerCase()))).slot;
+    };
+    expect(await slot('chicken tikka masala after this, best food on earth')).toBe('likes');
+    expect(await slot('my dog biscuit is a beagle')).toBe('pet');
+    expect(await slot('architect here, the floorplan on the wall is wrong')).toBe('occupation');
+    expect(await slot('farmer by trade')).toBe('occupation');
+    expect(await slot("I'm a student at McGill")).toBe('occupation');
+  });
 });

@@ -18,7 +18,7 @@
  * old value even when the new fact's key is not the same.
  */
 import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
-import { fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
+import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
 import { nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
@@ -43,6 +43,7 @@ const KIND_OF: Record<Slot, CandidateKind> = {
 };
 
 const SINGLE: ReadonlySet<Slot> = SINGLE_VALUED;
+const TOPIC_WORDS: ReadonlySet<string> = new Set(SLOT_LEMMAS.flatMap(([, words]) => words));
 
 /** Markers of a changed value ("we've just moved", "actually ...", "not any more", "I'm a nurse now"). */
 const UPDATE_LEMMAS = new Set(['now', 'actually', 'anymore', 'switch', 'change', 'nowadays', 'lately', 'since', 'recently', 'finally']);
@@ -91,7 +92,8 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
   let headline: { slot: Slot; renewed: boolean } | undefined;
   for (const clause of elaborated(clauses(episode.text))) {
     // (Short, with no one named in it: "texting my sister Elsa" is a statement, not a headline.)
-    const headlineLike = clause.tokens.length <= 3 && !clause.tokens.some((t) => ['VERB', 'AUX', 'PROPN', 'PRON'].includes(t.pos));
+    // (And naming nothing but its topic: "physio by trade" says what the trade is.)
+    const headlineLike = clause.tokens.length <= 3 && !clause.tokens.some((t) => ['VERB', 'AUX', 'PROPN', 'PRON'].includes(t.pos) || (t.pos === 'NOUN' && !TOPIC_WORDS.has(t.lemma)));
     if (headlineLike && !clause.question) {
       const named = slotOf(clause.tokens);
       if (named.slot !== 'open') {
@@ -228,7 +230,8 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?
   const words = toks.filter((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ', 'NUM'].includes(t.pos));
   const found = topicOf(toks, senses, headline?.slot);
   // Nobody named at all ("dentist by trade, puzzle nerd by night"): the speaker, who left themselves out.
-  const ofSpeaker = !toks.some((t) => t.pos === 'PRON' || (t.pos === 'PROPN' && !senses.get(t.lemma)?.place));
+  // ("This" or "it" names no one: "chicken tikka after this, best food on earth".)
+  const ofSpeaker = !toks.some((t) => (t.pos === 'PRON' && !IMPERSONAL.has(t.lower)) || (t.pos === 'PROPN' && !senses.get(t.lemma)?.place));
   const life = ofALife(toks, senses) && !/\d/.test(clause.text);
   if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
   const single = found.slot === 'name' || (SINGLE.has(found.slot) && fillsSlot(found.slot, toks, senses));
@@ -246,6 +249,8 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?
 function ofALife(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
   return slotOf(toks).slot !== 'open' || slotOf(toks, senses).slot === 'occupation' || speakerPlace(toks, senses) !== undefined;
 }
+
+const IMPERSONAL = new Set(['this', 'that', 'these', 'those', 'it', 'everything', 'anything', 'something', 'nothing']);
 
 /** Things of an escape room: a clause about them is about the game, not a life. */
 const ROOM_THINGS = new Set('here door key lock code room box safe clue puzzle drawer chest map painting bookshelf shelf lever button hatch panel note cabinet desk vault riddle cipher torch candle clock statue mirror wall floor ceiling table exit keypad padlock combination timer hint answer'.split(' '));
