@@ -150,8 +150,12 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
     const onTopic =
       best(topical.filter((x) => x.facet === asked).map((x) => x.f), bar) ??
       best(topical.filter((x) => x.facet === undefined).map((x) => x.f), Math.max(bar, threshold * TOPIC_BAR));
+    // A fact of another topic answers only if it is plainly what was asked: when only meaning
+    // read the topic, one above the answer threshold and nearer than the topic's best ("what's
+    // my diet these days?" read as a liking, "I went vegan" filed under health); else far above
+    // the threshold.
+    if (named === 'open' && onTopic) return best([onTopic, ...usable.filter((f) => f.match! >= threshold)], -Infinity);
     if (onTopic) return onTopic;
-    // A fact of another topic answers only if it is plainly what was asked.
     return best(usable, threshold * OFF_TOPIC_BAR);
   }
   return best(usable, threshold);
