@@ -67,6 +67,9 @@ export function digitRuns(text: string): string[] {
 
 const YEAR_CONTEXT = /\b(?:in|since|from|of|a|an|the|year|circa|born|until|till|by|back in|around|early|late|mid)\s+(1[89]\d\d|20\d\d)s?\b/gi;
 
+/** Whether a text has a number that could be a code: not a count ("500 hours", "type 1") or a year. */
+export const codeLike = (text: string): boolean => codeLikeRuns(text).length > 0;
+
 /** Digit runs of 3 or more that are not plainly a year ("a 1967 Mustang", "since 1999"). */
 function codeLikeRuns(text: string): string[] {
   const years = new Set<string>();

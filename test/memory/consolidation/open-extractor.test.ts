@@ -61,6 +61,13 @@ describe('the open-domain extractor on single lines', () => {
   it('reads a count of years or weeks in a life story as a quantity, not a code', () => {
     expect(found('spent my first 18 years in Canaryville')).toEqual(['personal:speaker.fact.spend-first-year']);
     expect(found('the code is 4792')).toEqual(['game:game.code']);
+    // A small number in a line about a life is no code; one that could be a code keeps a clue.
+    expect(found('type 1 diabetic, gotta check my sugar')[0]).toBe('health:speaker.health.type-diabetic');
+    expect(found('my wife cracked 4792 on the safe')).toEqual(['game:game.code']);
+  });
+
+  it('lets a verbless line that names a value be a fact, not a headline: "physio by trade"', () => {
+    expect(found('physio by trade, so judging posture rn')[0]).toMatch(/^occupation:speaker\.occupation/);
   });
 
   it('lets a short headline ("new job!") name the topic of what follows it, as an update; a line of work WordNet knows fills the slot', async () => {

@@ -20,7 +20,7 @@
 import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
 import { nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
-import { gameDetail } from '../firewall.js';
+import { codeLike, gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
 import { SINGLE_VALUED, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
 
@@ -119,7 +119,7 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       // A clause whose words name a topic of a life ("dentist by trade, puzzle nerd by night") is
       // told of the speaker, never a game clue, unless a number in it could be a code. (Not what
       // its nouns merely are: "the secret passage" is an act in WordNet, and a clue.)
-      const life = ofALife(clause.tokens, senses) && !/\d/.test(clause.text);
+      const life = ofALife(clause.tokens, senses) && !codeLike(clause.text);
       const world = life ? undefined : worldFact(clause.text);
       if (world) push({ ...world, text: clause.text });
       else {
@@ -182,8 +182,8 @@ function elaborated(list: readonly Clause[]): Clause[] {
 function selfDisclosure(clause: Clause, senses: ReadonlyMap<string, Sense>, updating: boolean, topic?: Slot): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
   const toks = withSubject(clause);
   // A clause about a topic of the speaker's life is theirs even when it has a word of the game
-  // ("dentist by trade, puzzle nerd by night"); a code or a number in it keeps it a game detail.
-  if (game(clause) && (slotOf(toks).slot === 'open' || /\d/.test(clause.text))) {
+  // ("dentist by trade, puzzle nerd by night"); a number that could be a code keeps it a game detail.
+  if (game(clause) && (slotOf(toks).slot === 'open' || codeLike(clause.text))) {
     return { kind: 'game', key: `game.${gameDetail(clause.text, true)}`, value: clause.text, summary: cap(clause.text), confidence: 0.8, text: clause.text };
   }
   if (!lasting(toks, senses)) return undefined;
@@ -232,7 +232,7 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?
   // Nobody named at all ("dentist by trade, puzzle nerd by night"): the speaker, who left themselves out.
   // ("This" or "it" names no one: "chicken tikka after this, best food on earth".)
   const ofSpeaker = !toks.some((t) => (t.pos === 'PRON' && !IMPERSONAL.has(t.lower)) || (t.pos === 'PROPN' && !senses.get(t.lemma)?.place));
-  const life = ofALife(toks, senses) && !/\d/.test(clause.text);
+  const life = ofALife(toks, senses) && !codeLike(clause.text);
   if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
   const single = found.slot === 'name' || (SINGLE.has(found.slot) && fillsSlot(found.slot, toks, senses));
   const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
