@@ -66,6 +66,12 @@ describe('the open-domain extractor on single lines', () => {
     expect(found('my wife cracked 4792 on the safe')).toEqual(['game:game.code']);
   });
 
+  it('reads a value said to replace another ("doing Mexico instead", "ditched the Audi for a Brompton") as an update', () => {
+    expect(extractOpen(episode("we're doing Mexico instead"))[0]).toMatchObject({ op: 'update' });
+    expect(extractOpen(episode('ditched the Audi for a Brompton'))[0]).toMatchObject({ op: 'update' });
+    expect(extractOpen(episode("we're doing Mexico in May"))[0]).toMatchObject({ op: 'add' });
+  });
+
   it('lets a verbless line that names a value be a fact, not a headline: "physio by trade"', () => {
     expect(found('physio by trade, so judging posture rn')[0]).toMatch(/^occupation:speaker\.occupation/);
   });

@@ -46,7 +46,7 @@ const SINGLE: ReadonlySet<Slot> = SINGLE_VALUED;
 const TOPIC_WORDS: ReadonlySet<string> = new Set(SLOT_LEMMAS.flatMap(([, words]) => words));
 
 /** Markers of a changed value ("we've just moved", "actually ...", "not any more", "I'm a nurse now"). */
-const UPDATE_LEMMAS = new Set(['now', 'actually', 'anymore', 'switch', 'change', 'nowadays', 'lately', 'since', 'recently', 'finally']);
+const UPDATE_LEMMAS = new Set(['now', 'actually', 'anymore', 'instead', 'switch', 'change', 'swap', 'trade', 'replace', 'ditch', 'upgrade', 'nowadays', 'lately', 'since', 'recently', 'finally']);
 const UPDATE_PHRASES = /\b(?:no longer|not any ?more|just moved|moved to|new job|changed? (?:my|jobs?|careers?)|these days|turns out|correction|i meant|scratch that and)\b/i;
 
 /** States of the moment in a game, not facts about a life ("I'm stuck", "I'm back"). */
