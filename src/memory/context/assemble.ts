@@ -10,7 +10,7 @@ import { inScope, readInScope, type Scope } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import type { RowOpener } from '../crypto/sealed-rows.js';
 import { contextRows, contextStatements } from '../store/context.js';
-import { chooseTopic } from '../embeddings/topics.js';
+import { CONFIDENT, chooseTopic } from '../embeddings/topics.js';
 import { ensureGame } from '../store/ingest-requests.js';
 import { getContextLog, putWorkingAndLog } from '../store/working.js';
 import type { Source } from '../types.js';
@@ -90,9 +90,13 @@ export class ContextAssembler {
       procedural: procedural ? { version: procedural.version, persona: procedural.persona, directives: procedural.directives } : null,
       state: request.state,
     };
-    // What was asked about: its words, unless its meaning is confidently another topic; a
-    // question about something no slot holds is about the facts kept under the open key.
-    const asked = chooseTopic(askedTopic(turn.spoken?.text), (await this.service.topics.classify([vectors.question], 'question'))[0], sameTopic);
+    // What was asked about: its words, unless its meaning is confidently another topic; its
+    // meaning alone only when the reading is as sure (a weak reading is no topic: the asker's
+    // facts are then all candidates); a question about something no slot holds is about the
+    // facts kept under the open key.
+    const reading = (await this.service.topics.classify([vectors.question], 'question'))[0];
+    const chosen = chooseTopic(askedTopic(turn.spoken?.text), reading, sameTopic);
+    const asked = chosen?.from === 'meaning' && (reading?.confidence ?? 0) < CONFIDENT ? undefined : chosen;
     const topic = asked && (asked.topic === 'other' ? OPEN_TOPIC : asked.topic);
     const kind = await specificKind(askedKind(turn.spoken?.text));
     const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(asked ? { topic, topicFrom: asked.from } : {}), ...(kind ? { asksFor: kind } : {}) };

@@ -8,6 +8,7 @@ import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { factsOf, harness, type Harness } from '../lifecycle/support.js';
 import { msg } from '../context/harness.js';
 import type { ContextWindow } from '../../../src/boundary/context.js';
+import { CONFIDENT } from '../../../src/memory/embeddings/topics.js';
 
 let database: TestDatabase;
 let h: Harness;
@@ -162,6 +163,22 @@ describe('open-domain extraction, end to end', () => {
     const home = current(await factsOf(h, 'od-lyon', [Q], 'social')).filter((m) => m.fact.key.startsWith('speaker.home'));
     expect(home.find((m) => m.fact.key === 'speaker.home')!.fact.value).toBe('Oslo');
     expect(home.map((m) => m.fact.value)).toContain('Lyon');
+  });
+
+  it('takes a question\'s topic from its meaning alone only when the reading is confident; a weak reading names no topic', async () => {
+    const P = 'part-weakread1';
+    const read = async (text: string) => {
+      const [vector] = await h.system.embedder.embed([text]);
+      return (await h.system.service.topics.classify([vector!], 'question'))[0];
+    };
+    const asked = async (text: string) => (await context('od-weak', [{ participantId: P, anonymous: false }], { participantId: P, text })).retrieval;
+    // Words name no topic in either; meaning reads one, surely for the first and weakly for the second.
+    const sure = 'who waits for me at home wagging its tail?';
+    const weak = 'what do i drive?';
+    expect((await read(sure))!.confidence).toBeGreaterThanOrEqual(CONFIDENT);
+    expect((await read(weak))?.confidence ?? 0).toBeLessThan(CONFIDENT);
+    expect(await asked(sure)).toMatchObject({ topic: (await read(sure))!.topic, topicFrom: 'meaning' });
+    expect((await asked(weak))?.topic).toBeUndefined();
   });
 
   it('invalidates the fact about the husband, and only it, on "forget what I said about my husband"; "scrap that" invalidates the speaker\'s last fact', async () => {
