@@ -350,7 +350,10 @@ export class Consolidator {
         const at = order.get(f.episodeId) ?? Infinity;
         const position = (r: FactRow) => Math.max(-1, ...r.derived_from.map((id) => order.get(id) ?? -1).filter((i) => i < at));
         const inBatch = rows.filter((r) => position(r) >= 0).sort((a, b) => position(b) - position(a));
-        ids = [(inBatch[0] ?? rows[0]!).id]; // what they said last
+        // What they said last: every fact of that line (a clause can give two: "I keep bees in
+        // Lyon" is a pastime and a home).
+        const last = inBatch[0] ?? rows[0]!;
+        ids = rows.filter((r) => r.derived_from.some((id) => last.derived_from.includes(id))).map((r) => r.id);
       } else {
         ids = named
           .filter((r) => {

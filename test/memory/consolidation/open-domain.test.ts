@@ -206,6 +206,18 @@ describe('open-domain extraction, end to end', () => {
     expect(current(social).map((m) => m.fact.key).sort()).toEqual(['speaker.home', 'speaker.pet.dog']);
   });
 
+  it('lets "scrap that" invalidate every fact of the line said last, both of a clause that gave two', async () => {
+    const P = 'part-scrap0001';
+    await h.ingest('od-scrap', [{ participantId: P, text: 'I have a dog called Rex' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-scrap', [{ participantId: P, text: 'I keep bees on a rooftop in lyon' }]);
+    await h.system.jobs.drain();
+    expect(current(await factsOf(h, 'od-scrap', [P], 'social'))).toHaveLength(3);
+    await h.ingest('od-scrap', [{ participantId: P, text: 'scrap that' }]);
+    await h.system.jobs.drain();
+    expect(current(await factsOf(h, 'od-scrap', [P], 'social')).map((m) => m.fact.summary)).toEqual(['You have a dog called Rex.']);
+  });
+
   it('lets an update line replace every fact of its topic that names what it leaves behind, even told in its own clause ("gave up juggling, doing snorkeling now")', async () => {
     const P = 'part-swap0001';
     await h.ingest('od-swap', [{ participantId: P, text: 'took up juggling last year and I am hooked' }, { participantId: P, text: 'my sister Vey lives in Graz' }]);
