@@ -23,10 +23,15 @@ export interface Sense {
    * another comes first ("manila" is a paper before it is a city).
    */
   place?: 'usual' | 'possible';
+  /** Someone of a family, and which side: a partner ("hubby", "missus") or a relative ("grandson"). */
+  kin?: 'partner' | 'relative';
 }
 
 /** Hypernyms (WordNet lemmas) that make a person noun a line of work. */
 const WORK = new Set(['worker', 'professional', 'businessperson', 'engineer', 'craftsman', 'employee', 'practitioner', 'expert', 'serviceman', 'official', 'scientist', 'artist', 'performer', 'entertainer', 'specialist', 'technician', 'educator', 'merchant', 'assistant', 'defender', 'laborer', 'skilled_worker', 'creator', 'communicator', 'operator', 'trainer', 'enrollee']);
+/** Hypernyms (WordNet lemmas) of a partner and of a relative. */
+const PARTNERS = new Set(['spouse', 'lover', 'girlfriend', 'boyfriend', 'fiance', 'fiancee', 'betrothed']);
+const RELATIVES = new Set(['relative', 'offspring', 'parent', 'sibling', 'grandparent', 'grandchild', 'kin', 'kinsman', 'kinswoman']);
 const MAX_DEPTH = 8;
 const CACHE_LIMIT = 20_000;
 
@@ -56,18 +61,23 @@ async function lookup(lemma: string): Promise<Sense | undefined> {
   const first = all[0];
   if (!first) return undefined;
   let occupation = false;
+  let kin: Sense['kin'];
   if (first.lexName === 'noun.person') {
-    occupation = WORK.has(first.lemma);
-    let synset: Awaited<ReturnType<WordPOS['seek']>> | undefined = first;
-    for (let depth = 0; synset && depth < MAX_DEPTH && !occupation; depth++) {
-      const up: { synsetOffset: number } | undefined = synset.ptrs.find((p) => p.pointerSymbol === '@' || p.pointerSymbol === '@i');
-      synset = up ? await wordnet.seek(up.synsetOffset, 'n') : undefined;
-      if (synset && WORK.has(synset.lemma)) occupation = true;
+    // Up the first sense's hypernyms (all of them: a wife is a spouse and a woman): a line of
+    // work, or someone of the family.
+    let frontier = [first];
+    for (let depth = 0; frontier.length > 0 && depth < MAX_DEPTH && !occupation && !kin; depth++) {
+      for (const synset of frontier) {
+        if (WORK.has(synset.lemma)) occupation = true;
+        kin ??= PARTNERS.has(synset.lemma) ? 'partner' : RELATIVES.has(synset.lemma) ? 'relative' : undefined;
+      }
+      const up = frontier.flatMap((synset) => synset.ptrs.filter((p) => p.pointerSymbol === '@' || p.pointerSymbol === '@i').map((p) => p.synsetOffset));
+      frontier = await Promise.all(up.map((offset) => wordnet!.seek(offset, 'n')));
     }
   }
   const named = (x: (typeof all)[number]) => x.lexName === 'noun.location' && x.ptrs.some((p) => p.pointerSymbol === '@i');
   const place = named(first) ? 'usual' : all.some(named) ? 'possible' : undefined;
-  return { kind: first.lexName, kinds: [...new Set(all.map((x) => x.lexName))], occupation, ...(place ? { place } : {}) };
+  return { kind: first.lexName, kinds: [...new Set(all.map((x) => x.lexName))], occupation, ...(place ? { place } : {}), ...(kin ? { kin } : {}) };
 }
 
 const KIND_DEPTH = 12;

@@ -27,8 +27,8 @@ export function tasteNamed(toks: readonly Token[]): 'food' | 'music' | undefined
 }
 
 /** Words for a partner and for a relative by birth (the two sides of a family, `kinOf`). */
-const PARTNER_WORDS = ['relationship', 'date', 'dating', 'sweetheart', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'fiance', 'fiancee', 'fiancé', 'fiancée'];
-const RELATIVE_WORDS = ['sister', 'brother', 'sibling', 'twin', 'sis', 'bro', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'stepmom', 'stepdad', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew'];
+const PARTNER_WORDS = ['relationship', 'date', 'dating', 'sweetheart', 'marry', 'married', 'engage', 'engaged', 'wife', 'husband', 'hubby', 'wifey', 'missus', 'bf', 'gf', 'partner', 'girlfriend', 'boyfriend', 'spouse', 'fiance', 'fiancee', 'fiancé', 'fiancée'];
+const RELATIVE_WORDS = ['sister', 'brother', 'sibling', 'twin', 'sis', 'bro', 'mother', 'mom', 'mum', 'mommy', 'mummy', 'father', 'dad', 'daddy', 'parent', 'stepmom', 'stepdad', 'son', 'daughter', 'kid', 'child', 'children', 'baby', 'grandmother', 'grandma', 'granny', 'nan', 'grandfather', 'grandpa', 'grandad', 'grandson', 'granddaughter', 'grandchild', 'grandkid', 'stepson', 'stepdaughter', 'stepbrother', 'stepsister', 'aunt', 'auntie', 'uncle', 'cousin', 'niece', 'nephew'];
 
 /** Lemmas that name a slot. Multi-valued slots take the naming noun as their key's last part. */
 export const SLOT_LEMMAS: [Slot, readonly string[]][] = [
@@ -72,6 +72,8 @@ export function slotOf(toks: readonly Token[], senses?: ReadonlyMap<string, Sens
   // Being named as a worker ("being a paramedic pays the rent") is what the clause says of the
   // speaker, whatever else its words name; unless it is about someone of theirs ("my sister").
   if (bySense?.slot === 'occupation' && !found.owned) return bySense;
+  // Someone of the speaker's family ("my grandson Colt took me fishing") is what the clause is about.
+  if (bySense?.slot === 'family' && !found.owned) return bySense;
   if (found.slot !== 'open' && !found.generic) return found;
   return bySense ?? found;
 }
@@ -88,6 +90,9 @@ function slotBySense(toks: readonly Token[], senses: ReadonlyMap<string, Sense>)
   const denied = toks.some((t) => ['not', "n't", 'never', 'no'].includes(t.lower));
   const nouns = toks.flatMap((t, i) => (t.pos === 'NOUN' && senses.has(t.lemma) ? [{ t, i, sense: senses.get(t.lemma)! }] : []));
   const after = (i: number, ...words: string[]) => words.includes(toks[i - 1]?.lower ?? '') || words.includes(toks[i - 2]?.lower ?? '');
+  const possessed = (i: number) => ['my', 'our'].includes(toks[i - 1]?.lower ?? '') || (['my', 'our'].includes(toks[i - 2]?.lower ?? '') && toks[i - 1]?.pos === 'ADJ');
+  const relative = nouns.find(({ i, sense }) => sense.kin !== undefined && possessed(i));
+  if (relative) return { slot: 'family', noun: relative.t.lemma };
   const work = nouns.find(({ t, i, sense }) => sense.kind === 'noun.person' && sense.occupation && !kinOf(t.lemma) && (after(i, 'a', 'an') || toks.slice(0, i).every((x) => x.pos !== 'VERB' && x.pos !== 'AUX' && x.pos !== 'PRON')));
   if (work) return { slot: 'occupation' };
   if (nouns.some(({ t, sense }) => sense.kind === 'noun.act' && !NOT_PASTIMES.has(t.lemma))) return { slot: 'hobby' };

@@ -63,4 +63,15 @@ describe('kinds of things', () => {
     expect(await slot('farmer by trade')).toBe('occupation');
     expect(await slot("I'm a student at McGill")).toBe('occupation');
   });
+
+  it('knows someone of the family from WordNet, partner or relative, whatever else the clause names', async () => {
+    const senses = await nounSenses(['hubby', 'grandson', 'roommate']);
+    expect([senses.get('hubby')?.kin, senses.get('grandson')?.kin, senses.get('roommate')?.kin]).toEqual(['partner', 'relative', undefined]);
+    const slot = async (text: string) => {
+      const toks = tokens(text);
+      return slotOf(toks, await nounSenses(toks.map((t) => t.lemma.toLowerCase()))).slot;
+    };
+    expect(await slot('my grandson colt took me fishing last weekend')).toBe('family');
+    expect(await slot('my roommate took me fishing last weekend')).toBe('hobby');
+  });
 });
