@@ -290,8 +290,7 @@ export class Consolidator {
    * down"), which were about the old one. Empty for any other fact.
    */
   private async saidOfSlot(tx: Tx, scope: Scope, fact: PlannedFact, skip: ReadonlySet<string>): Promise<string[]> {
-    const single = [...SINGLE_VALUED].some((slot) => SLOTS[slot] === fact.key);
-    if (!single || !fact.participantId) return [];
+    if (!SINGLE_KEYS.has(fact.key) || !fact.participantId) return [];
     const rows = await store.currentSocialFacts(tx, scope, fact.participantId, `${fact.key}.`);
     return rows.filter((r) => !skip.has(r.id)).map((r) => r.id);
   }
@@ -352,8 +351,8 @@ export class Consolidator {
         const inBatch = rows.filter((r) => position(r) >= 0).sort((a, b) => position(b) - position(a));
         // What they said last: every fact of that line (a clause can give two: "I keep bees in
         // Lyon" is a pastime and a home).
-        const last = inBatch[0] ?? rows[0]!;
-        ids = rows.filter((r) => r.derived_from.some((id) => last.derived_from.includes(id))).map((r) => r.id);
+        const said = inBatch[0] ? episodes[position(inBatch[0])]!.id : rows[0]!.derived_from.at(-1);
+        ids = rows.filter((r) => said !== undefined && r.derived_from.includes(said)).map((r) => r.id);
       } else {
         ids = named
           .filter((r) => {

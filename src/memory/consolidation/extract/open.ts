@@ -123,7 +123,7 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       const world = life ? undefined : worldFact(clause.text);
       if (world) push({ ...world, text: clause.text });
       else {
-        const told = toldAbout(clause, senses, headline);
+        const told = toldAbout(clause, senses, life, headline);
         if (told) for (const f of placed(clause, told, senses)) push(f);
       }
       continue;
@@ -221,9 +221,10 @@ function topicOf(toks: readonly Token[], senses: ReadonlyMap<string, Sense>, hea
  * A clause without a person that still tells of the speaker's life: "Pepper is barking at the
  * mailman", "Mexico fell through so it's Kenya now", "new obsession: Gorillaz". It names someone,
  * somewhere or a topic of a life, and nothing of the room. Kept as said, with less confidence
- * than a statement in the first person.
+ * than a statement in the first person. `life`: whether its words tell of a life (`ofALife`) and
+ * no number in it could be a code, as the caller read it.
  */
-function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?: { slot: Slot; renewed: boolean }): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, life: boolean, headline?: { slot: Slot; renewed: boolean }): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
   const toks = clause.tokens;
   // A verbless headline ("new job") names a topic but says nothing of it.
   const says = toks.some((t) => t.pos === 'VERB' || t.pos === 'AUX' || t.pos === 'PROPN');
@@ -232,7 +233,6 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, headline?
   // Nobody named at all ("dentist by trade, puzzle nerd by night"): the speaker, who left themselves out.
   // ("This" or "it" names no one: "chicken tikka after this, best food on earth".)
   const ofSpeaker = !toks.some((t) => (t.pos === 'PRON' && !IMPERSONAL.has(t.lower)) || (t.pos === 'PROPN' && !senses.get(t.lemma)?.place));
-  const life = ofALife(toks, senses) && !codeLike(clause.text);
   if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
   const single = found.slot === 'name' || (SINGLE.has(found.slot) && fillsSlot(found.slot, toks, senses));
   const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
