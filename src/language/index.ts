@@ -143,6 +143,8 @@ export function clauses(text: string): Clause[] {
 }
 
 const WH = new Set(['what', "what's", 'whats', 'where', "where's", 'wheres', 'who', "who's", 'whom', 'whose', 'which', 'when', 'why', 'how']);
+/** Wh-words that open a question and never a relative clause after a comma. */
+const ASKING = new Set(['what', 'where', 'how', 'why']);
 const INVERTING = new Set(['do', 'does', 'did', 'is', 'are', 'was', 'were', 'can', 'could', 'would', 'will', 'have', 'has', 'am', 'should']);
 
 /**
@@ -173,6 +175,10 @@ function startsClause(all: readonly Token[], i: number): boolean {
   if (['my', 'our', 'your'].includes(first.lower) && all[j + 1]?.pos !== undefined) return true;
   // A turn to the others in the room: "grew up in manila, anyone else filipino here?".
   if (ADDRESSING_OTHERS.has(first.lower)) return true;
+  // A question after a statement: "garth brooks is my guy, is that him playing?", "..., what do you think".
+  const next = all[j + 1];
+  // (Not a relative clause: "my sister, who lives in Oslo, is a nurse".)
+  if (next && ((INVERTING.has(first.lower) && (next.pos === 'PRON' || ['that', 'this'].includes(next.lower))) || (ASKING.has(first.lower) && next.pos === 'AUX'))) return true;
   if (isSubject(first) || first.pos === 'PROPN') {
     for (let k = j + 1; k < Math.min(all.length, j + 4); k++) if (all[k]!.pos === 'VERB' || all[k]!.pos === 'AUX') return true;
   }

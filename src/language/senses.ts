@@ -75,8 +75,12 @@ async function lookup(lemma: string): Promise<Sense | undefined> {
       frontier = await Promise.all(up.map((offset) => wordnet!.seek(offset, 'n')));
     }
   }
-  const named = (x: (typeof all)[number]) => x.lexName === 'noun.location' && x.ptrs.some((p) => p.pointerSymbol === '@i');
-  const place = named(first) ? 'usual' : all.some(named) ? 'possible' : undefined;
+  const instance = (x: (typeof all)[number]) => x.ptrs.some((p) => p.pointerSymbol === '@i');
+  const named = (x: (typeof all)[number]) => x.lexName === 'noun.location' && instance(x);
+  // Usually the place when that is its first sense, or when the word is a name in every sense
+  // (Vancouver the city or the navigator; Wisconsin the state or the river): no common noun
+  // ("manila" paper) is typed the same way.
+  const place = named(first) || (all.some(named) && all.every(instance)) ? 'usual' : all.some(named) ? 'possible' : undefined;
   return { kind: first.lexName, kinds: [...new Set(all.map((x) => x.lexName))], occupation, ...(place ? { place } : {}), ...(kin ? { kin } : {}) };
 }
 
@@ -131,7 +135,8 @@ export function withPlaceNames(text: string, senses: ReadonlyMap<string, Sense>)
     if (!sense.place || !/^\p{Ll}[\p{L}'-]*$/u.test(lemma)) continue;
     const word = lemma.replace(/[-']/g, (c) => `\\${c}`);
     const before = sense.place === 'usual' ? '' : `(?<=\\b(?:${[...AT_PLACE].join('|')})\\s+)`;
-    out = out.replace(new RegExp(`${before}(?<![\\p{L}@'-])${word}(?![\\p{L}'-])`, 'gu'), (w) => w.charAt(0).toUpperCase() + w.slice(1));
+    // (A possessive is still the name: "tulsa's got nothing like this".)
+    out = out.replace(new RegExp(`${before}(?<![\\p{L}@'-])${word}(?![\\p{L}-]|'(?!s\\b))`, 'gu'), (w) => w.charAt(0).toUpperCase() + w.slice(1));
   }
   return out;
 }

@@ -169,7 +169,9 @@ export function speakerPlace(toks: readonly Token[], senses: ReadonlyMap<string,
   // After a word of place ("in dublin"), or a usual place name as what the clause is about
   // ("edinburgh is freezing", "singapore humidity"; not "Mexico fell through") or naming a
   // person ("a Cardiff boy").
-  const opens = (i: number) => i === content && (toks[i + 1]?.lemma === 'be' || toks[i + 1]?.pos === 'NOUN');
+  // ("Florence is my sister" names a person: a place does not stand for someone of the speaker's.)
+  const someone = toks.some((t, i) => ['my', 'our'].includes(toks[i - 1]?.lower ?? '') && senses.get(t.lemma)?.kind === 'noun.person');
+  const opens = (i: number) => i === content && !someone && (toks[i + 1]?.lemma === 'be' || toks[i + 1]?.lower === "'s" || toks[i + 1]?.pos === 'NOUN');
   const at = toks.findIndex((t, i) => {
     const place = t.pos === 'PROPN' ? senses.get(t.lemma)?.place : undefined;
     return place !== undefined && (AT_PLACE.has(toks[i - 1]?.lower ?? '') || (place === 'usual' && (opens(i) || senses.get(toks[i + 1]?.lemma ?? '')?.kind === 'noun.person')));

@@ -19,6 +19,14 @@ describe('places', () => {
     expect((await read('turkey for dinner')).text).toBe('turkey for dinner');
   });
 
+  it('takes a word that is a name in every sense, one of them a place, for the place, possessive included', async () => {
+    // Vancouver is a city and a navigator, Wisconsin a state and a river: no common noun either way.
+    expect((await read('vancouver rain is nonstop')).text).toBe('Vancouver rain is nonstop');
+    expect((await read('wisconsin winters are brutal')).place).toBe('Wisconsin');
+    expect((await read("tulsa's got nothing like this")).text).toBe("Tulsa's got nothing like this");
+    expect((await read("tulsa's got nothing like this")).place).toBe('Tulsa');
+  });
+
   it('reads where the speaker is from a greeting, a remark about the place or a line of work there', async () => {
     expect((await read('good evening from lagos')).place).toBe('Lagos');
     expect((await read('dentist by day in dublin')).place).toBe('Dublin');
@@ -32,5 +40,7 @@ describe('places', () => {
     expect((await read("she's in dublin this week")).place).toBeUndefined();
     expect((await read('Mexico fell through')).place).toBeUndefined();
     expect((await read('Portugal in the autumn, it is official')).place).toBeUndefined();
+    // A name that is also a city's, standing for someone of the speaker's.
+    expect((await read('florence is my sister')).place).toBeUndefined();
   });
 });

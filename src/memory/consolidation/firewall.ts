@@ -6,6 +6,7 @@
  * a cross-game memory, a false negative leaks a puzzle.
  */
 import type { SECRET_KINDS } from '../../boundary/lifecycle.js';
+import { tokens } from '../../language/index.js';
 
 export type SecretKind = (typeof SECRET_KINDS)[number];
 /** A registered secret as consolidation sees it (decrypted, in memory only). */
@@ -74,7 +75,21 @@ export const codeLike = (text: string): boolean => codeLikeRuns(text).length > 0
 function codeLikeRuns(text: string): string[] {
   const years = new Set<string>();
   for (const m of text.matchAll(YEAR_CONTEXT)) years.add(m[1]!);
-  return digitRuns(text.replace(QUANTITY, ' ')).filter((run) => run.length >= 3 && !years.has(run));
+  return digitRuns(uncounted(text.replace(QUANTITY, ' '))).filter((run) => run.length >= 3 && !years.has(run));
+}
+
+/**
+ * The text without the numbers that count what follows them, a plural noun ("100 degrees today",
+ * "like 300 LPs"), when no word of it speaks of a code ("try 482 turns" is still a code's text).
+ */
+function uncounted(text: string): string {
+  if (CODE_WORDS.test(text) || TRY_NUMBER.test(text)) return text;
+  const toks = tokens(text);
+  const counts = toks.flatMap((t, i) => {
+    const noun = toks[i + 1];
+    return t.pos === 'NUM' && /^\d+$/.test(t.text) && noun?.pos === 'NOUN' && noun.lower !== noun.lemma ? [t.text] : [];
+  });
+  return counts.reduce((out, n) => out.replace(new RegExp(`\\b${n}\\b`), ' '), text);
 }
 
 /** A count of something ("my first 18 years", "3 weeks to go", "two kids"): a quantity, not a code. */

@@ -45,6 +45,18 @@ describe('the open-domain extractor on single lines', () => {
     expect(found('you are secretly a canarydragon')).toEqual(['npc_claim:npc.identity']);
   });
 
+  it('reads a statement followed by a question about the room as two clauses: what the speaker said is theirs', () => {
+    expect(extractOpen(episode('canaryband is my guy, is that them playing in the bg?')).map((c) => c.summary)).toEqual(['Canaryband is your guy.']);
+    // A relative clause after a comma does not cut the sentence.
+    expect(extractOpen(episode('my sister, who lives in Canaryville, is a nurse'))[0]?.summary).toBe('Your sister, who lives in Canaryville, is a nurse.');
+  });
+
+  it('reads a number that counts what follows it ("100 degrees today") as no code, and a number with a word of a code as one', () => {
+    expect(extractOpen(episode('Canaryville is 100 degrees today')).map((c) => c.key)).toEqual(['speaker.fact.canaryville-degree-today']);
+    expect(found('the safe takes 4812 turns')).toEqual(['game:game.code']);
+    expect(found('try 4812 on the box')).toEqual(['game:game.code']);
+  });
+
   it('gives a clause whose subject was left out its speaker back, from a gerund, a past the tagger could not read, or a spoken modal', () => {
     expect(extractOpen(episode('reading every label for canaryseed, it is exhausting'))[0]).toMatchObject({ summary: 'You are reading every label for canaryseed, it is exhausting.' });
     expect(extractOpen(episode('statred as a canarysmith this week'))[0]?.summary).toBe('You statred as a canarysmith this week.');
