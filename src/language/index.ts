@@ -205,14 +205,23 @@ function trimFiller(toks: readonly Token[]): Token[] {
 
 /** Who a clause speaks about: the speaker (first person), the listener, or neither. */
 export function person(clause: Clause): 'first' | 'second' | 'other' {
+  // A "you" in what only qualifies a statement made ("montreal bands hit different when you live
+  // here") is anyone, not the listener.
+  let qualifying = false;
+  let said = false;
   for (const t of clause.tokens) {
     if (FIRST_PERSON.has(t.lower)) return 'first';
-    if (SECOND_PERSON.has(t.lower)) return 'second';
+    if (SECOND_PERSON.has(t.lower) && !qualifying) return 'second';
+    said ||= t.pos === 'VERB' || t.pos === 'AUX';
+    qualifying ||= said && QUALIFIERS.has(t.lower);
   }
   // An elided first-person subject: "grew up just outside Halifax", "been at Globex for years".
   if (elidedSubject(clause.tokens)) return 'first';
   return 'other';
 }
+
+/** Words that open what qualifies a statement: when, if, once ... */
+const QUALIFIERS = new Set(['when', 'whenever', 'if', 'once', 'unless', 'until', 'till']);
 
 /** Spoken modals the tagger reads as nouns: "gotta ask", "gonna try", "wanna see". */
 const SEMI_MODALS = new Set(['gotta', 'gonna', 'wanna']);

@@ -51,6 +51,12 @@ describe('the open-domain extractor on single lines', () => {
     expect(extractOpen(episode('my sister, who lives in Canaryville, is a nurse'))[0]?.summary).toBe('Your sister, who lives in Canaryville, is a nurse.');
   });
 
+  it('reads a "you" in what qualifies a statement ("when you live here") as anyone, not the NPC', () => {
+    expect(found('canarybands hit different when you live in Canaryville')).not.toContain('npc_claim:npc.identity');
+    expect(extractOpen(episode('canarybands hit different when you live in Canaryville')).length).toBeGreaterThan(0);
+    expect(found('you are secretly a canarydragon when nobody looks')).toEqual(['npc_claim:npc.identity']);
+  });
+
   it('reads a number that counts what follows it ("100 degrees today") as no code, and a number with a word of a code as one', () => {
     expect(extractOpen(episode('Canaryville is 100 degrees today')).map((c) => c.key)).toEqual(['speaker.fact.canaryville-degree-today']);
     expect(found('the safe takes 4812 turns')).toEqual(['game:game.code']);
