@@ -140,3 +140,39 @@ export function withPlaceNames(text: string, senses: ReadonlyMap<string, Sense>)
   }
   return out;
 }
+
+/**
+ * Synsets (by a lemma of theirs) of putting an end to something one had or did: to discontinue
+ * ("quit", "stop"), give up, abandon, get rid of, sell, call off, die ("the civic finally died").
+ */
+const ENDINGS = new Set(['discontinue', 'give_up', 'abandon', 'get_rid_of', 'forsake', 'call_off', 'drop_out', 'die', 'sell']);
+const ENDING_SENSES = 2;
+const ENDING_DEPTH = 3;
+const endingCache = new Map<string, Promise<boolean>>();
+
+/**
+ * Whether a verb (a lemma, or a phrasal verb with WordNet's underscore: "give_up") says that
+ * something came to an end in one of its two most frequent senses, from the verb's synsets and
+ * their hypernyms: "quit", "gave up", "ditched", "sold", "got cancelled", "died". Cached.
+ */
+export function ends(verb: string): Promise<boolean> {
+  let hit = endingCache.get(verb);
+  if (!hit) {
+    if (endingCache.size >= CACHE_LIMIT) endingCache.clear();
+    hit = endsNow(verb).catch(() => false);
+    endingCache.set(verb, hit);
+  }
+  return hit;
+}
+
+async function endsNow(verb: string): Promise<boolean> {
+  if (!/^[\p{L}][\p{L}_-]*$/u.test(verb)) return false;
+  wordnet ??= new WordPOS();
+  let frontier = (await wordnet.lookupVerb(verb)).slice(0, ENDING_SENSES);
+  for (let depth = 0; depth <= ENDING_DEPTH && frontier.length > 0; depth++) {
+    if (frontier.some((synset) => (synset.synonyms ?? [synset.lemma]).some((l) => ENDINGS.has(l.toLowerCase())))) return true;
+    const up = frontier.flatMap((synset) => synset.ptrs.filter((p) => p.pointerSymbol === '@').map((p) => p.synsetOffset));
+    frontier = await Promise.all(up.map((offset) => wordnet!.seek(offset, 'v')));
+  }
+  return false;
+}

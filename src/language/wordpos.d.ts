@@ -13,6 +13,7 @@ declare module 'wordpos' {
   }
   export default class WordPOS {
     lookupNoun(word: string): Promise<Synset[]>;
-    seek(offset: number, pos: 'n'): Promise<Synset>;
+    lookupVerb(word: string): Promise<Synset[]>;
+    seek(offset: number, pos: 'n' | 'v'): Promise<Synset>;
   }
 }

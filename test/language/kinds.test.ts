@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { askedKind, fillsSlot, slotOf } from '../../src/language/topics.js';
-import { kindsOf, nounSenses } from '../../src/language/senses.js';
+import { ends, kindsOf, nounSenses } from '../../src/language/senses.js';
 import { tokens } from '../../src/language/index.js';
 
 describe('kinds of things', () => {
@@ -73,5 +73,11 @@ describe('kinds of things', () => {
     };
     expect(await slot('my grandson colt took me fishing last weekend')).toBe('family');
     expect(await slot('my roommate took me fishing last weekend')).toBe('hobby');
+  });
+
+  it('knows from WordNet a verb that puts an end to something (quit, give up, sell, call off, die) and one that does not', async () => {
+    const verbs = ['quit', 'give_up', 'sell', 'cancel', 'die', 'ditch', 'love', 'pick', 'move', 'start', 'leave'];
+    const ending = await Promise.all(verbs.map((v) => ends(v)));
+    expect(Object.fromEntries(verbs.map((v, i) => [v, ending[i]]))).toEqual({ quit: true, give_up: true, sell: true, cancel: true, die: true, ditch: true, love: false, pick: false, move: false, start: false, leave: false });
   });
 });

@@ -290,7 +290,8 @@ const ms = (x: number) => Math.round(x * 100) / 100;
 async function nameKinds(facts: ContextFact[], kind: string): Promise<void> {
   await Promise.all(
     facts.map(async (fact) => {
-      const nouns = tokens(fact.summary).filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN');
+      // (An adjective too: "doing korean now" names a language.)
+      const nouns = tokens(fact.summary).filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN' || t.pos === 'ADJ');
       const kinds = await Promise.all(nouns.map((t) => kindsOf(t.lemma.toLowerCase())));
       const at = kinds.findIndex((k) => k.has(kind));
       if (at >= 0) fact.names = nouns[at]!.text;

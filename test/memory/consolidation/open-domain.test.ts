@@ -329,6 +329,18 @@ describe('open-domain extraction, end to end', () => {
     });
   });
 
+  it('lets a line saying what ended and what replaced it ("the canarycar finally died, picked up a used Mazda") replace the old value, of any topic', async () => {
+    const P = 'part-ended0001';
+    await h.ingest('od-ended', [{ participantId: P, text: 'my old canarycar is older than some of you lol' }, { participantId: P, text: 'my sister Vey lives in Graz' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-ended', [{ participantId: P, text: 'the canarycar finally died rip, picked up a used Mazda yesterday' }]);
+    await h.system.jobs.drain();
+    const now = current(await factsOf(h, 'od-ended', [P], 'social')).map((m) => m.fact.summary);
+    expect(now.filter((s: string) => /canarycar/i.test(s))).toEqual([]);
+    expect(now.some((s: string) => /Mazda/.test(s))).toBe(true);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
+  });
+
   it('names, for a question asking for a kind of thing, the word of each of the asker\'s facts that is one ("Denver" for "which city?"), whatever topic the fact was filed under', async () => {
     const P = 'part-kinds0001';
     await h.ingest('od-kinds', [
@@ -341,6 +353,11 @@ describe('open-domain extraction, end to end', () => {
     expect(city.participants[P]!.facts.filter((f) => f.names).map((f) => f.names)).toEqual(['Denver']);
     const language = await context('od-kinds', [{ participantId: P, anonymous: false }], { participantId: P, text: 'what language do i speak?' });
     expect(language.participants[P]!.facts.filter((f) => f.names).map((f) => f.names)).toEqual(['swahili']);
+    // A language said as an adjective ("doing korean now") names one too.
+    await h.ingest('od-kinds', [{ participantId: P, text: 'gave up on spanish lol, doing korean now' }]);
+    await h.system.jobs.drain();
+    const studying = await context('od-kinds', [{ participantId: P, anonymous: false }], { participantId: P, text: 'what language am i studying?' });
+    expect(studying.participants[P]!.facts.filter((f) => f.names).map((f) => f.names!.toLowerCase()).sort()).toEqual(['korean', 'swahili']);
     // A kind WordNet puts at its top (an animal, an act) tells too little: no word is named for it.
     const animal = await context('od-kinds', [{ participantId: P, anonymous: false }], { participantId: P, text: 'which animal do i have?' });
     expect(animal.retrieval?.asksFor).toBeUndefined();

@@ -140,6 +140,16 @@ describe('the open-domain extractor with what WordNet says the words are', () =>
     expect((await keys("I'm allegric to quinces"))[0]).toMatch(/^speaker\.allergy\./);
   });
 
+  it('reads what the speaker put an end to, followed by what replaced it, as one update: the new value alone is kept', async () => {
+    const facts = await extractor.extract([episode('quit canaryball, too calm for me lol, doing canaryboxing now and i love it')]);
+    expect(facts.map((f) => [f.op, f.summary])).toEqual([['update', 'You are doing canaryboxing now and you love it.']]);
+    const [car] = await extractor.extract([episode('the canarycar finally died rip, picked up a used Canarymobile yesterday')]);
+    expect(car).toMatchObject({ op: 'update', summary: 'You picked up a used Canarymobile yesterday.' });
+    // Nothing after it: what ended is all the line says, kept as said, and nothing else is replaced.
+    const [alone] = await extractor.extract([episode('my flat in Canaryville is freezing, the heating died')]);
+    expect(alone?.op).toBe('add');
+  });
+
   it('keeps a personal clause with a word of the game in it as the speaker\'s, and a clause about the room as a clue', async () => {
     const [own] = await extractor.extract([episode('cartographer by trade, puzzle addict by night')]);
     expect(own).toMatchObject({ kind: 'occupation', key: 'speaker.occupation' });

@@ -19,7 +19,7 @@
  */
 import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
-import { nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
+import { ends, nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { codeLike, gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
 import { SINGLE_VALUED, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
@@ -47,7 +47,7 @@ const TOPIC_WORDS: ReadonlySet<string> = new Set(SLOT_LEMMAS.flatMap(([, words])
 
 /** Markers of a changed value ("we've just moved", "actually ...", "not any more", "I'm a nurse now"). */
 const UPDATE_LEMMAS = new Set(['now', 'actually', 'anymore', 'instead', 'switch', 'change', 'swap', 'trade', 'replace', 'ditch', 'upgrade', 'nowadays', 'lately', 'since', 'recently', 'finally']);
-const UPDATE_PHRASES = /\b(?:no longer|not any ?more|just moved|moved to|new job|changed? (?:my|jobs?|careers?)|these days|turns out|correction|i meant|scratch that and)\b/i;
+const UPDATE_PHRASES = /\b(?:no longer|no more|not any ?more|just moved|moved to|new job|changed? (?:my|jobs?|careers?)|these days|turns out|correction|i meant|scratch that and)\b/i;
 
 /** States of the moment in a game, not facts about a life ("I'm stuck", "I'm back"). */
 const MOMENTARY = new Set('fine ok okay good great sorry here back ready done sure tired hungry lost stuck bored confused busy alone right wrong close sure certain curious excited nervous listening trying looking waiting thinking coming going'.split(' '));
@@ -64,12 +64,15 @@ export class OpenDomainExtractor implements Extractor {
   async extract(episodes: readonly EpisodeInput[]): Promise<Candidate[]> {
     const nouns = episodes.filter((e) => e.kind === 'utterance').flatMap((e) => tokens(e.text).filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
     const senses = await nounSenses(nouns);
+    const verbs = [...new Set(episodes.filter((e) => e.kind === 'utterance').flatMap((e) => verbsOf(tokens(e.text))))];
+    const found = await Promise.all(verbs.map((v) => ends(v)));
+    const ending = new Set(verbs.filter((_, i) => found[i]));
     // Places are names however they are typed: "edinburgh is freezing" names a city.
-    return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen({ ...e, text: withPlaceNames(e.text, senses) }, senses) : guardCandidates(e)));
+    return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen({ ...e, text: withPlaceNames(e.text, senses) }, senses, ending) : guardCandidates(e)));
   }
 }
 
-export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, Sense> = new Map()): Candidate[] {
+export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, Sense> = new Map(), ending: ReadonlySet<string> = new Set()): Candidate[] {
   const out: Candidate[] = [];
   const push = (c: Omit<Candidate, 'episodeId' | 'participantId'>) => out.push({ ...c, episodeId: episode.id, participantId: episode.participantId });
   // "Forget who you are" is an attack on the persona, not a request about the speaker's memories.
@@ -87,10 +90,18 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
     });
     return out;
   }
-  const updating = UPDATE_PHRASES.test(episode.text);
+  const said = elaborated(clauses(episode.text), ending);
+  // What the speaker put an end to ("quit yoga", "the civic finally died", "sold the audi") makes
+  // the line an update; followed by what replaced it ("doing boxing now"), it is only that: the
+  // line's new value is the fact, and supersedes the old one.
+  const ended = said.map((c) => !c.question && endsSomething(c, ending));
+  const replaced = ended.map((end, i) => end && said.some((c, j) => j > i && !c.question && !ended[j]));
+  const replacing = replaced.some(Boolean);
+  const updating = UPDATE_PHRASES.test(episode.text) || replacing;
   // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
   let headline: { slot: Slot; renewed: boolean } | undefined;
-  for (const clause of elaborated(clauses(episode.text))) {
+  for (const [i, clause] of said.entries()) {
+    if (replaced[i]) continue;
     // (Short, with no one named in it: "texting my sister Elsa" is a statement, not a headline.)
     // (And naming nothing but its topic: "physio by trade" says what the trade is.)
     const headlineLike = clause.tokens.length <= 3 && !clause.tokens.some((t) => ['VERB', 'AUX', 'PROPN', 'PRON'].includes(t.pos) || (t.pos === 'NOUN' && !TOPIC_WORDS.has(t.lemma)));
@@ -123,7 +134,7 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       const world = life ? undefined : worldFact(clause.text);
       if (world) push({ ...world, text: clause.text });
       else {
-        const told = toldAbout(clause, senses, life, headline);
+        const told = toldAbout(clause, senses, life, headline, replacing);
         if (told) for (const f of placed(clause, told, senses)) push(f);
       }
       continue;
@@ -162,14 +173,17 @@ type Told = Omit<Candidate, 'episodeId' | 'participantId'>;
 /**
  * Clauses with what only elaborates on the one before joined to it: a clause of the same sentence
  * that names nothing ("shellfish and me don't mix, I get really sick"; "took up surfing and I'm
- * hooked") says how the speaker feels about what was just named, not a fact of its own.
+ * hooked") says how the speaker feels about what was just named, not a fact of its own. `ending`:
+ * the verbs of the batch that put an end to something (`ends`).
  */
-function elaborated(list: readonly Clause[]): Clause[] {
+function elaborated(list: readonly Clause[], ending: ReadonlySet<string>): Clause[] {
   const out: Clause[] = [];
   for (const clause of list) {
     const previous = out.at(-1);
     const namesNothing = !clause.tokens.some((t) => ['NOUN', 'PROPN', 'NUM'].includes(t.pos));
-    if (previous && clause.continues && namesNothing && !clause.question && !previous.question) {
+    // (What follows an end with a verb of its own is what came next: "gave up on spanish, doing korean now".)
+    const next = previous !== undefined && endsSomething(previous, ending) && clause.tokens.some((t) => t.pos === 'VERB');
+    if (previous && clause.continues && namesNothing && !next && !clause.question && !previous.question) {
       const joint: Token = clause.joinedBy ?? { text: ',', lower: ',', lemma: ',', pos: 'PUNCT', spaced: false };
       const tokens = [...previous.tokens, joint, ...clause.tokens.map((t, i) => (i === 0 ? { ...t, spaced: true } : t))];
       out[out.length - 1] = { ...previous, tokens, text: render(tokens) };
@@ -224,7 +238,7 @@ function topicOf(toks: readonly Token[], senses: ReadonlyMap<string, Sense>, hea
  * than a statement in the first person. `life`: whether its words tell of a life (`ofALife`) and
  * no number in it could be a code, as the caller read it.
  */
-function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, life: boolean, headline?: { slot: Slot; renewed: boolean }): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
+function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, life: boolean, headline?: { slot: Slot; renewed: boolean }, replacing = false): Omit<Candidate, 'episodeId' | 'participantId'> | undefined {
   const toks = clause.tokens;
   // A verbless headline ("new job") names a topic but says nothing of it.
   const says = toks.some((t) => t.pos === 'VERB' || t.pos === 'AUX' || t.pos === 'PROPN');
@@ -238,7 +252,7 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, life: boo
   const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
   const kind = found.generic ? 'preference' : found.slot === 'open' || (single && !ofSpeaker) ? 'personal' : KIND_OF[found.slot];
   const summary = sentence(revoice(toks, 'second'));
-  const op = headline?.renewed || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
+  const op = replacing || headline?.renewed || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
   return { kind, op, key, value: summary.replace(/[.!]$/, ''), summary, confidence: 0.6, text: clause.text };
 }
 
@@ -290,6 +304,22 @@ function lasting(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): bo
   // A progressive of the moment: "I'm looking at the door".
   if (toks.some((t, i) => ['am', "'m", 'are', "'re"].includes(t.lower) && toks[i + 1]?.pos === 'VERB' && toks[i + 1]!.lower.endsWith('ing')) && aboutTheRoom(toks)) return false;
   return true;
+}
+
+/** The verbs of a text as WordNet may know them: each lemma, and with its particle ("give_up"). */
+function verbsOf(toks: readonly Token[]): string[] {
+  return toks.flatMap((t, i) => {
+    if (t.pos !== 'VERB') return [];
+    const particle = toks[i + 1];
+    return particle && ['ADP', 'PART'].includes(particle.pos) && /^\p{L}+$/u.test(particle.lower) ? [t.lemma, `${t.lemma}_${particle.lower}`] : [t.lemma];
+  });
+}
+
+/** Whether a clause says something came to an end, not denied ("quit yoga"; not "I'd never sell it"). */
+function endsSomething(clause: Clause, ending: ReadonlySet<string>): boolean {
+  const toks = clause.tokens;
+  if (toks.some((t) => ['not', "n't", 'never'].includes(t.lower))) return false;
+  return toks.some((t, i) => t.pos === 'VERB' && (ending.has(`${t.lemma}_${toks[i + 1]?.lower ?? ''}`) || ending.has(t.lemma)));
 }
 
 /** A first-person clause about the game, not about a life ("I found the key behind the map"). */
