@@ -373,6 +373,12 @@ export class GameEngine {
     return { roomId, description: game.describe(roomId) };
   }
 
+  /** The running games this session plays in (from the games themselves, so also after a restart). */
+  gamesOf(token: SessionToken): GameId[] {
+    const { session } = this.sessions.get(token);
+    return [...this.#games].filter(([, entry]) => entry.game.hasParticipant(session.sessionId)).map(([gameId]) => gameId);
+  }
+
   leave(token: SessionToken, gameId: GameId): void {
     const { session } = this.sessions.get(token);
     this.#run(gameId, { k: 'leave', sessionId: session.sessionId });

@@ -97,8 +97,6 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
   const frontDesk = new FrontDesk(options.registry, engine);
   const sample = await loadSampleGame();
   const streams = new StreamHub(engine, options.stream);
-  /** Who created each game (the one allowed to end it), and the games each session is in. */
-  const joined = new Map<SessionToken, Set<GameId>>();
 
   const app = Fastify({
     frameworkErrors,
@@ -194,14 +192,14 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
 
   app.delete('/v1/sessions/current', { schema: { summary: 'Sign out; leaves every game' } }, async (request, reply) => {
     const token = tokenOf(request);
-    for (const gameId of joined.get(token) ?? []) {
+    for (const gameId of engine.gamesOf(token)) {
       try {
         engine.leave(token, gameId);
       } catch {
-        // Already gone, or the game ended: nothing to leave.
+        // The game ended meanwhile: nothing to leave.
       }
     }
-    joined.delete(token);
+    await engine.committed();
     streams.signedOut(token);
     await engine.sessions.close(token);
     voice?.refresh();
@@ -226,7 +224,6 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     const { gameId } = request.params;
     const joinedRoom = engine.join(token, gameId);
     await engine.committed(); // every acknowledgement below waits until what it confirms is kept
-    joined.set(token, (joined.get(token) ?? new Set()).add(gameId));
     voice?.refresh(gameId);
     return joinedRoom;
   });
@@ -236,7 +233,6 @@ export async function buildEngineApp(options: EngineAppOptions): Promise<EngineA
     const { gameId } = request.params;
     engine.leave(token, gameId);
     await engine.committed();
-    joined.get(token)?.delete(gameId);
     streams.left(token, gameId);
     voice?.refresh(gameId);
     return reply.status(204).send();
