@@ -209,6 +209,23 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
 }
 
 
+/** Verbs of taking something in: what one eats, drinks or takes. */
+const CONSUMING = new Set(['eat', 'drink', 'have', 'take', 'consume', 'swallow', 'touch']);
+const MAY = new Set(['can', 'ca', 'could', 'should', 'shall', 'must', 'may']);
+
+/**
+ * Whether a question asks what the speaker must not take in: a denied "may" before eating or
+ * drinking ("anything I shouldn't eat?", "what can't I drink?"), or what they must avoid eating.
+ * That is health, not taste ("what don't I like to eat?" is a dislike).
+ */
+function forbidden(toks: readonly Token[]): boolean {
+  const at = toks.findIndex((t) => CONSUMING.has(t.lemma) && t.pos === 'VERB');
+  if (at < 0) return false;
+  const before = toks.slice(0, at);
+  const denied = before.some((t, i) => MAY.has(t.lower) && ['not', "n't"].includes(before[i + 1]?.lower ?? ''));
+  return denied || before.some((t) => t.lemma === 'avoid');
+}
+
 /**
  * The topic a line asks about, by its words: the slot its first question names ("who's my furry
  * friend?": pet); undefined when it asks nothing or names no topic (meaning may still tell one).
@@ -217,6 +234,7 @@ export function askedTopic(text: string | undefined): Exclude<Slot, 'open' | 'na
   const question = text === undefined ? undefined : clauses(text).find((c) => c.question);
   if (!question) return undefined;
   const { slot } = slotOf(question.tokens);
+  if (slot === 'likes' && forbidden(question.tokens)) return 'allergy';
   return slot === 'open' || slot === 'name' ? undefined : slot;
 }
 

@@ -2,7 +2,7 @@
  * Kinds of things (WordNet hypernyms): what a question asks for, and what a remembered noun is.
  */
 import { describe, expect, it } from 'vitest';
-import { askedKind, fillsSlot, slotOf } from '../../src/language/topics.js';
+import { askedKind, askedTopic, fillsSlot, slotOf } from '../../src/language/topics.js';
 import { ends, kindsOf, nounSenses } from '../../src/language/senses.js';
 import { tokens } from '../../src/language/index.js';
 
@@ -79,5 +79,13 @@ describe('kinds of things', () => {
     const verbs = ['quit', 'give_up', 'sell', 'cancel', 'die', 'ditch', 'love', 'pick', 'move', 'start', 'leave'];
     const ending = await Promise.all(verbs.map((v) => ends(v)));
     expect(Object.fromEntries(verbs.map((v, i) => [v, ending[i]]))).toEqual({ quit: true, give_up: true, sell: true, cancel: true, die: true, ditch: true, love: false, pick: false, move: false, start: false, leave: false });
+  });
+
+  it('reads a question about what the speaker must not eat as one about health, and one about what they do not like as a taste', () => {
+    expect(askedTopic("Anything I shouldn't eat?")).toBe('allergy');
+    expect(askedTopic("anything i can't eat?")).toBe('allergy');
+    expect(askedTopic('what do i have to avoid eating?')).toBe('allergy');
+    expect(askedTopic("what don't I like to eat?")).toBe('likes');
+    expect(askedTopic('what do I like to eat?')).toBe('likes');
   });
 });
