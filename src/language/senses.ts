@@ -36,7 +36,6 @@ const MAX_DEPTH = 8;
 const CACHE_LIMIT = 20_000;
 
 let wordnet: WordPOS | undefined;
-const cache = new Map<string, Promise<Sense | undefined>>();
 
 /** The sense of each lemma WordNet knows as a noun. */
 export async function nounSenses(lemmas: Iterable<string>): Promise<Map<string, Sense>> {
@@ -45,15 +44,21 @@ export async function nounSenses(lemmas: Iterable<string>): Promise<Map<string, 
   return new Map(unique.flatMap((l, i) => (found[i] ? [[l, found[i]!] as const] : [])));
 }
 
-function senseOf(lemma: string): Promise<Sense | undefined> {
-  let hit = cache.get(lemma);
-  if (!hit) {
-    if (cache.size >= CACHE_LIMIT) cache.clear();
-    hit = lookup(lemma).catch(() => undefined);
-    cache.set(lemma, hit);
-  }
-  return hit;
+/** A WordNet lookup remembered by its word (all forgotten at CACHE_LIMIT words); a failed one gives `otherwise`. */
+function remembered<T>(look: (word: string) => Promise<T>, otherwise: () => T): (word: string) => Promise<T> {
+  const cache = new Map<string, Promise<T>>();
+  return (word) => {
+    let hit = cache.get(word);
+    if (!hit) {
+      if (cache.size >= CACHE_LIMIT) cache.clear();
+      hit = look(word).catch(otherwise);
+      cache.set(word, hit);
+    }
+    return hit;
+  };
 }
+
+const senseOf = remembered<Sense | undefined>((lemma) => lookup(lemma), () => undefined);
 
 async function lookup(lemma: string): Promise<Sense | undefined> {
   wordnet ??= new WordPOS();
@@ -85,22 +90,13 @@ async function lookup(lemma: string): Promise<Sense | undefined> {
 }
 
 const KIND_DEPTH = 12;
-const kindCache = new Map<string, Promise<ReadonlySet<string>>>();
 
 /**
  * Every kind of thing a noun names, from WordNet's hypernyms of all its senses (and the synsets'
  * other lemmas): "swahili" is a language, "denver" a city, "sax" a musical instrument, "basil" a
  * herb. Lemmas are lower-case, WordNet's spaces as underscores. Cached.
  */
-export function kindsOf(lemma: string): Promise<ReadonlySet<string>> {
-  let hit = kindCache.get(lemma);
-  if (!hit) {
-    if (kindCache.size >= CACHE_LIMIT) kindCache.clear();
-    hit = ancestors(lemma).catch(() => new Set<string>());
-    kindCache.set(lemma, hit);
-  }
-  return hit;
-}
+export const kindsOf: (lemma: string) => Promise<ReadonlySet<string>> = remembered((lemma) => ancestors(lemma), () => new Set<string>());
 
 async function ancestors(lemma: string): Promise<ReadonlySet<string>> {
   wordnet ??= new WordPOS();
@@ -148,22 +144,13 @@ export function withPlaceNames(text: string, senses: ReadonlyMap<string, Sense>)
 const ENDINGS = new Set(['discontinue', 'give_up', 'abandon', 'get_rid_of', 'forsake', 'call_off', 'drop_out', 'die', 'sell']);
 const ENDING_SENSES = 2;
 const ENDING_DEPTH = 3;
-const endingCache = new Map<string, Promise<boolean>>();
 
 /**
  * Whether a verb (a lemma, or a phrasal verb with WordNet's underscore: "give_up") says that
  * something came to an end in one of its two most frequent senses, from the verb's synsets and
  * their hypernyms: "quit", "gave up", "ditched", "sold", "got cancelled", "died". Cached.
  */
-export function ends(verb: string): Promise<boolean> {
-  let hit = endingCache.get(verb);
-  if (!hit) {
-    if (endingCache.size >= CACHE_LIMIT) endingCache.clear();
-    hit = endsNow(verb).catch(() => false);
-    endingCache.set(verb, hit);
-  }
-  return hit;
-}
+export const ends: (verb: string) => Promise<boolean> = remembered((verb) => endsNow(verb), () => false);
 
 async function endsNow(verb: string): Promise<boolean> {
   if (!/^[\p{L}][\p{L}_-]*$/u.test(verb)) return false;
