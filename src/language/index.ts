@@ -33,6 +33,8 @@ export interface Clause {
   continues?: boolean;
   /** The comma or conjunction it was split from the clause before at. */
   joinedBy?: Token;
+  /** Whether a colon closed it: it introduces what follows ("fun fact: ..."). */
+  introduces?: boolean;
 }
 
 /** Chat filler that carries nothing: dropped at the edges of a clause. */
@@ -107,11 +109,17 @@ export function clauses(text: string): Clause[] {
   // Whether the next clause goes on the sentence of the one just flushed.
   let inSentence = false;
   let boundaryToken: Token | undefined;
-  const flush = (endsSentence: boolean, at?: Token) => {
+  const flush = (endsSentence: boolean, at?: Token, introduces = false) => {
     const trimmed = trimFiller(current);
     const last = current[current.length - 1];
     if (trimmed.length > 0 && trimmed.some((t) => t.pos !== 'PUNCT')) {
-      out.push({ tokens: trimmed, text: render(trimmed), question: last?.text === '?' || asks(trimmed), ...(inSentence ? { continues: true, ...(boundaryToken ? { joinedBy: boundaryToken } : {}) } : {}) });
+      out.push({
+        tokens: trimmed,
+        text: render(trimmed),
+        question: last?.text === '?' || asks(trimmed),
+        ...(inSentence ? { continues: true, ...(boundaryToken ? { joinedBy: boundaryToken } : {}) } : {}),
+        ...(introduces ? { introduces } : {}),
+      });
       inSentence = !endsSentence;
     } else if (endsSentence) inSentence = false;
     boundaryToken = at;
@@ -126,13 +134,15 @@ export function clauses(text: string): Clause[] {
     }
     // A colon always ends what came before ("fun fact: ...", "quick q: ...").
     if (t.pos === 'PUNCT' && t.text === ':') {
-      flush(true);
+      flush(true, undefined, true);
       continue;
     }
     const boundary = (t.pos === 'PUNCT' && /^[,\u2013\u2014-]+$/.test(t.text)) || (t.pos === 'CCONJ' && ['and', 'but', 'so', 'or'].includes(t.lower));
     // "Ruben and I used to ...": a conjunction after a verbless start joins two subjects, not two clauses.
     const joinsSubjects = t.pos === 'CCONJ' && !current.some((c) => c.pos === 'VERB' || c.pos === 'AUX');
-    if (boundary && !joinsSubjects && current.length > 0 && startsClause(all, i + 1)) {
+    // ("Born and raised in Izmir": a conjunction after one word joins two words, not two clauses.)
+    const joinsWords = t.pos === 'CCONJ' && trimFiller(current).length === 1;
+    if (boundary && !joinsSubjects && !joinsWords && current.length > 0 && startsClause(all, i + 1)) {
       flush(false, t);
       continue;
     }
@@ -184,6 +194,7 @@ function startsClause(all: readonly Token[], i: number): boolean {
   }
   // An elided subject: "..., grew up in Halifax", "..., been at Globex for years", "..., gotta ask my wife".
   if (SEMI_MODALS.has(first.lower) && all[j + 1]?.pos === 'VERB') return true;
+  if (first.lower === 'been' && all[j + 1] !== undefined) return true;
   return first.pos === 'VERB' && inflected(first) && !['forget', 'scrap', 'ignore'].includes(first.lemma);
 }
 
@@ -260,10 +271,14 @@ export function withSubject(clause: Clause): Token[] {
   const pronoun = (text: string, spaced = true): Token => ({ text, lower: text.toLowerCase(), lemma: text.toLowerCase(), pos: 'PRON', spaced });
   if (first.lower === 'been') return [pronoun('I', false), { ...pronoun('have'), pos: 'AUX' }, { ...first, spaced: true }, ...clause.tokens.slice(1)];
   // A gerund takes its auxiliary back too: "thinking of a contest" -> "I am thinking of a contest".
-  const be = /ing$/.test(first.lower) ? [{ ...pronoun('am'), pos: 'AUX' }] : [];
+  // So does a passive: "born in Lagos" -> "I was born in Lagos".
+  const be = /ing$/.test(first.lower) ? [{ ...pronoun('am'), pos: 'AUX' }] : PASSIVE.has(first.lower) ? [{ ...pronoun('was'), pos: 'AUX' }] : [];
   if (elidedSubject(clause.tokens)) return [pronoun('I', false), ...be, { ...first, text: first.lower === 'i' ? first.text : first.lower, spaced: true }, ...clause.tokens.slice(1)];
   return [...clause.tokens];
 }
+
+/** Participles said without their "was" ("born and raised in Izmir"). */
+const PASSIVE = new Set(['born', 'raised', 'brought']);
 
 const SECOND: Record<string, string> = {
   i: 'you', me: 'you', my: 'your', mine: 'yours', myself: 'yourself',

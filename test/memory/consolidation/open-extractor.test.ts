@@ -51,6 +51,22 @@ describe('the open-domain extractor on single lines', () => {
     expect(extractOpen(episode('my sister, who lives in Canaryville, is a nurse'))[0]?.summary).toBe('Your sister, who lives in Canaryville, is a nurse.');
   });
 
+  it('puts a thing named alone ("ugh, canarymoths.") in place of the pronoun the next clause refers to it by, but not a lead-in ("fun fact:") nor an "it" that stands for nothing', () => {
+    expect(extractOpen(episode("ugh canarymoths. can't stand them, they freak me out"))[0]?.summary).toBe("You can't stand canarymoths, they freak you out.");
+    expect(extractOpen(episode("fun fact: Canaria fell through so it's Canaryland now"))[0]?.summary).toBe("Canaria fell through so it's Canaryland now.");
+  });
+
+  it('keeps "here" after a noun as the way to the room, not the room ("blasting Canaryband on the drive here")', () => {
+    expect(found('blasting Canaryband on the drive here, best band ever')).toHaveLength(1);
+    expect(found("I'm looking at the door here")).toEqual([]);
+  });
+
+  it('splits "born in Canaryville but been in Canarytown since I was six" into where the speaker was born and where they have been since', () => {
+    expect(extractOpen(episode('born in Canaryville but been in Canarytown since I was six')).map((c) => c.summary)).toEqual(['You were born in Canaryville.', 'You have been in Canarytown since you were six.']);
+    // A conjunction after one word joins two words: one clause, with its "was" back.
+    expect(extractOpen(episode('born and raised in Canaryville')).map((c) => c.summary)).toEqual(['You were born and raised in Canaryville.']);
+  });
+
   it('reads a "you" in what qualifies a statement ("when you live here") as anyone, not the NPC', () => {
     expect(found('canarybands hit different when you live in Canaryville')).not.toContain('npc_claim:npc.identity');
     expect(extractOpen(episode('canarybands hit different when you live in Canaryville')).length).toBeGreaterThan(0);

@@ -90,7 +90,7 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
     });
     return out;
   }
-  const said = elaborated(clauses(episode.text), ending);
+  const said = elaborated(referred(clauses(episode.text)), ending);
   // What the speaker put an end to ("quit yoga", "the civic finally died", "sold the audi") makes
   // the line an update; followed by what replaced it ("doing boxing now"), it is only that: the
   // line's new value is the fact, and supersedes the old one.
@@ -169,6 +169,35 @@ function placed(clause: Clause, fact: Told, senses: ReadonlyMap<string, Sense>):
 const INFERRED = 0.6;
 
 type Told = Omit<Candidate, 'episodeId' | 'participantId'>;
+
+/**
+ * Clauses with a bare name of something ("ugh, moths.") put in place of the pronoun the next
+ * clause refers to it by ("can't stand them": "can't stand moths"): what the speaker says of it
+ * is then about it.
+ */
+function referred(list: readonly Clause[]): Clause[] {
+  const out: Clause[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const named = list[i]!;
+    const next = list[i + 1];
+    // ("Fun fact:" introduces what follows; it names nothing the next clause refers to.)
+    const bare = !named.introduces && !named.question && named.tokens.length <= 4 && named.tokens.some((t) => t.pos === 'NOUN' || t.pos === 'PROPN') && named.tokens.every((t) => ['NOUN', 'PROPN', 'ADJ', 'DET', 'PUNCT'].includes(t.pos));
+    // ("It's Kenya now": an "it" before "is" stands for nothing.)
+    const at = next && !next.question ? next.tokens.findIndex((t, j) => REFERRING.has(t.lower) && !(t.lower === 'it' && next.tokens[j + 1]?.lemma === 'be')) : -1;
+    if (!bare || at < 0) {
+      out.push(named);
+      continue;
+    }
+    const noun = named.tokens.filter((t) => t.pos !== 'PUNCT').map((t, j) => (j === 0 ? { ...t, spaced: next!.tokens[at]!.spaced } : t));
+    const tokens = [...next!.tokens.slice(0, at), ...noun, ...next!.tokens.slice(at + 1)];
+    out.push({ ...next!, tokens, text: render(tokens) });
+    i++;
+  }
+  return out;
+}
+
+/** Pronouns that refer back to a thing just named. */
+const REFERRING = new Set(['them', 'they', 'it']);
 
 /**
  * Clauses with what only elaborates on the one before joined to it: a clause of the same sentence
@@ -270,7 +299,8 @@ const IMPERSONAL = new Set(['this', 'that', 'these', 'those', 'it', 'everything'
 const ROOM_THINGS = new Set('here door key lock code room box safe clue puzzle drawer chest map painting bookshelf shelf lever button hatch panel note cabinet desk vault riddle cipher torch candle clock statue mirror wall floor ceiling table exit keypad padlock combination timer hint answer'.split(' '));
 
 function aboutTheRoom(toks: readonly Token[]): boolean {
-  return toks.some((t) => ROOM_THINGS.has(t.lemma) || ROOM_THINGS.has(t.lower));
+  // ("Here" after a noun is the way to the room, not the room: "blasting Arctic Monkeys on the drive here".)
+  return toks.some((t, i) => (ROOM_THINGS.has(t.lemma) || ROOM_THINGS.has(t.lower)) && !(t.lower === 'here' && toks[i - 1]?.pos === 'NOUN'));
 }
 
 /** A proper name, a possessed noun ("my doctor") or a word naming a topic of a life. */
