@@ -11,7 +11,7 @@ import { Command } from 'commander';
 import { openPGlite } from '../src/memory/db/pglite.js';
 import { openPostgres } from '../src/memory/db/postgres.js';
 import { migrate } from '../src/memory/db/migrate.js';
-import { assemble } from '../src/memory/system.js';
+import { buildMemorySystem } from '../src/memory/system.js';
 import { LocalHashEmbedder } from '../src/memory/embeddings/local.js';
 import { SentenceEncoderEmbedder, shutdownSentenceEncoder } from '../src/memory/embeddings/sentence-encoder.js';
 import type { Embedder } from '../src/memory/embeddings/types.js';
@@ -82,7 +82,7 @@ async function bench(which: string, embedder: Embedder): Promise<Row[]> {
   const rows: Row[] = [];
   try {
     await migrate(db);
-    const system = await assemble(db, { keyringDir: keys.dir, logger: false, embedder });
+    const system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false, embedder });
     const { tenantId } = await createTenant(db, 'bench-consolidation');
     const extractor = new RuleExtractor();
     for (const size of sizes) {
@@ -129,7 +129,7 @@ async function lag(which: string): Promise<LagRow> {
   const keys = await tempDir('bench-consolidation-lag');
   try {
     await migrate(db);
-    const system = await assemble(db, { keyringDir: keys.dir, logger: false, embedder: HASH, lifecycle: { workers: 1 } });
+    const system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false, embedder: HASH, lifecycle: { workers: 1 } });
     const { tenantId } = await createTenant(db, 'bench-consolidation-lag');
     const rate = Number(opts.lagRate);
     const seconds = Number(opts.lagSeconds);

@@ -16,7 +16,7 @@ import { openPGlite } from '../src/memory/db/pglite.js';
 import { openPostgres } from '../src/memory/db/postgres.js';
 import { migrate } from '../src/memory/db/migrate.js';
 import type { Database } from '../src/memory/db/types.js';
-import { assemble } from '../src/memory/system.js';
+import { buildMemorySystem } from '../src/memory/system.js';
 import { MemoryService } from '../src/memory/service.js';
 import { createTenant } from '../src/memory/credentials.js';
 import { toVectorLiteral, type Embedder } from '../src/memory/embeddings/types.js';
@@ -106,7 +106,7 @@ async function benchBackend(which: string): Promise<Row[]> {
     // The store is seeded and searched with the hashing embedder: 200,000 rows through the
     // sentence encoder would take half an hour and measure the model, not the store. The
     // sentence encoder is measured on its own below, and inside context assembly.
-    const system = await assemble(db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    const system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
     const { tenantId } = await createTenant(db, 'bench-studio');
     const out: Row[] = [];
     let seededGames = 0;
@@ -207,7 +207,7 @@ async function benchBackend(which: string): Promise<Row[]> {
     // The same assembly with the default embedder: the query of each turn embedded by the
     // sentence encoder (a new text each turn: no cache hit), as its own stage.
     const encoder = new TimedEmbedder(new SentenceEncoderEmbedder());
-    const withEncoder = await assemble(db, { keyringDir: keys.dir, logger: false, embedder: encoder });
+    const withEncoder = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false, embedder: encoder });
     contextRows.push(await benchContext(which, withEncoder, tenantId, encoder));
     // As in play: the engine stores the line (ingest embeds it) before it asks for the context.
     contextRows.push(await benchContext(which, withEncoder, tenantId, encoder, true));
@@ -262,7 +262,7 @@ class TimedEmbedder implements Embedder {
 const CONTEXT_PARTICIPANTS = Array.from({ length: 8 }, (_, i) => `bench-player-${i}-x`);
 
 /** 8 participants with 50 social facts each, 10 clues and 10 lore facts for the context benchmark. */
-async function seedContext(which: string, system: Awaited<ReturnType<typeof assemble>>, tenantId: string): Promise<void> {
+async function seedContext(which: string, system: Awaited<ReturnType<typeof buildMemorySystem>>, tenantId: string): Promise<void> {
   const participants = CONTEXT_PARTICIPANTS;
   const gameId = 'game-0';
   const npcId = NPCS[0]!;
@@ -288,7 +288,7 @@ async function seedContext(which: string, system: Awaited<ReturnType<typeof asse
  * 50 social facts, on top of the episodic rows already seeded; against the naive baseline of
  * sending the whole history (every episode of the game and every fact of those participants).
  */
-async function benchContext(which: string, system: Awaited<ReturnType<typeof assemble>>, tenantId: string, timed?: TimedEmbedder, ingestFirst = false): Promise<ContextRow> {
+async function benchContext(which: string, system: Awaited<ReturnType<typeof buildMemorySystem>>, tenantId: string, timed?: TimedEmbedder, ingestFirst = false): Promise<ContextRow> {
   const assembler = new ContextAssembler(system.service);
   const participants = CONTEXT_PARTICIPANTS;
   const gameId = 'game-0';
@@ -358,7 +358,7 @@ const turnRows: TurnRow[] = [];
  * does it), responder, guard, and posting into the engine's room stream, for the NPC that has the
  * 8 participants' social facts above.
  */
-async function benchTurn(which: string, system: Awaited<ReturnType<typeof assemble>>, tenantId: string): Promise<TurnRow> {
+async function benchTurn(which: string, system: Awaited<ReturnType<typeof buildMemorySystem>>, tenantId: string): Promise<TurnRow> {
   const assembler = new ContextAssembler(system.service);
   const noMemory = { ingest: async () => {}, flushWorkingMemory: async () => {}, registerSecrets: async () => {}, endGame: async () => {} };
   const engine = new GameEngine({ registry: new InProcessRegistryClient(await NameRegistry.load()), memory: noMemory, proxySecret: randomBytes(32) });

@@ -34,11 +34,11 @@ export interface MemoryConfig {
   logger?: Logger | false;
   /** Consolidation and the memory lifecycle (consolidation/, lifecycle/). */
   lifecycle?: {
-    /** Background queue workers. (Default: 1 in openMemorySystem, 0 in assemble: tests drain `jobs` themselves) */
+    /** Background queue workers. (Default: 1 in openMemorySystem, 0 in buildMemorySystem: tests drain `jobs` themselves) */
     workers?: number;
     /**
      * Batching window of ingest-triggered consolidation, in ms: what is said within it is
-     * consolidated in one run, after the window. (Default: 2000 in openMemorySystem, 0 in assemble)
+     * consolidated in one run, after the window. (Default: 2000 in openMemorySystem, 0 in buildMemorySystem)
      */
     consolidationWindowMs?: number;
     /** An OpenAI-compatible chat endpoint for extraction; the rule extractor when absent. */
@@ -75,7 +75,7 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
     await db.close();
     throw error;
   }
-  const system = await assemble(db, { ...config, lifecycle: { workers: 1, consolidationWindowMs: 2000, ...config.lifecycle } });
+  const system = await buildMemorySystem(db, { ...config, lifecycle: { workers: 1, consolidationWindowMs: 2000, ...config.lifecycle } });
   // Load the sentence encoder now, in its worker, so the first turn does not wait for it (a
   // failure shows as an EmbeddingError at the first embed, which loads again).
   if (system.embedder instanceof SentenceEncoderEmbedder) system.embedder.ready().catch(() => undefined);
@@ -83,7 +83,7 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
 }
 
 /** The same wiring over an already-migrated database (tests, benchmarks). */
-export async function assemble(db: Database, config: Omit<MemoryConfig, 'databaseUrl' | 'pgliteDir'>): Promise<MemorySystem> {
+export async function buildMemorySystem(db: Database, config: Omit<MemoryConfig, 'databaseUrl' | 'pgliteDir'>): Promise<MemorySystem> {
   const keyring = new LocalKeyring(config.keyringDir);
   const embedder: Embedder = config.embeddings ? new OpenAIEmbedder(config.embeddings) : (config.embedder ?? new SentenceEncoderEmbedder());
   const service = new MemoryService(db, keyring, embedder, {

@@ -1,6 +1,6 @@
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
 import { toVectorLiteral } from '../../src/memory/embeddings/types.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import { inScope, type Scope } from '../../src/memory/scope.js';
 import { TIER_TABLES, type DurableTier } from '../../src/memory/types.js';
@@ -38,7 +38,7 @@ export interface Fixture {
 
 export async function memorySystemOn(db: Database): Promise<{ system: MemorySystem; cleanup(): Promise<void> }> {
   const keys = await tempDir('keyring');
-  const system = await assemble(db, { keyringDir: keys.dir, logger: false });
+  const system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false });
   return {
     system,
     async cleanup() {

@@ -12,7 +12,7 @@ import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
 import { loadSecrets } from '../../src/memory/lifecycle/secrets.js';
 import { inScope } from '../../src/memory/scope.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 import { expectFieldAnswer, fieldText, isText, patternOf, receivedInQuery, urlPart, type Answer } from '../helpers/text.js';
 
@@ -35,7 +35,7 @@ describe('the secrets, game end, erasure and admin routes of the memory service,
     database = await openTestDatabase();
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
   });
   afterAll(async () => {
     await system.app.close();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/memory/db/postgres.js';
 import { DatabaseUnavailableError } from '../../src/memory/db/unavailable.js';
 import { migrate } from '../../src/memory/db/migrate.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import type { Database } from '../../src/memory/db/types.js';
 import { tempDir } from '../helpers/database.js';
@@ -25,7 +25,7 @@ describe.skipIf(!process.env.DATABASE_URL)('losing the database connection', () 
     await migrate(db);
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
-    system = await assemble(db, { keyringDir: keys.dir, logger: false });
+    system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false });
     ({ tenantId, runtimeKey } = await createTenant(db, 'studio-outage'));
   }, 60_000);
   afterAll(async () => {

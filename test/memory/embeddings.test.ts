@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
 import { OpenAIEmbedder } from '../../src/memory/embeddings/openai.js';
 import { EMBEDDING_DIMENSIONS, EmbeddingError } from '../../src/memory/embeddings/types.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 import { fakeVector, startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.js';
@@ -161,7 +161,7 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
     database = await openTestDatabase();
     fake = await startFakeOpenAI();
     keys = await tempDir('keyring');
-    system = await assemble(database.db, {
+    system = await buildMemorySystem(database.db, {
       keyringDir: keys.dir,
       logger: false,
       embeddings: { baseUrl: fake.baseUrl, model: 'fake-embed', apiKey: 'sk-system' },
@@ -180,9 +180,9 @@ describe('a memory system assembled with the OpenAI-compatible embedder', () => 
   });
 
   it('prefers the endpoint to config.embedder, which comes before the default sentence encoder', async () => {
-    const both = await assemble(database.db, { keyringDir: keys.dir, logger: false, embeddings: { baseUrl: fake.baseUrl, model: 'fake-embed' }, embedder: new LocalHashEmbedder() });
-    const hash = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
-    const plain = await assemble(database.db, { keyringDir: keys.dir, logger: false });
+    const both = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embeddings: { baseUrl: fake.baseUrl, model: 'fake-embed' }, embedder: new LocalHashEmbedder() });
+    const hash = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    const plain = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false });
     try {
       expect([both.embedder.id, hash.embedder.id, plain.embedder.id]).toEqual(['openai:fake-embed', 'local-hash-v2', 'use-lite-512']);
       expect(plain.embedder.dimensions).toBe(EMBEDDING_DIMENSIONS);
@@ -282,7 +282,7 @@ describe('what is embedded, and when', () => {
     database = await openTestDatabase();
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new Recording() });
+    system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embedder: new Recording() });
   });
   afterAll(async () => {
     await system.app.close();

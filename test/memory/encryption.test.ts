@@ -8,7 +8,7 @@ import { createTenant } from '../../src/memory/credentials.js';
 import { MemoryService, type FactInput } from '../../src/memory/service.js';
 import { inScope, type Scope } from '../../src/memory/scope.js';
 import type { EpisodeMemory, FactMemory, FactTier } from '../../src/memory/types.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 
 const P1 = 'part-aaaa1111';
@@ -51,7 +51,7 @@ describe('encryption at rest', () => {
     database = await openTestDatabase();
     keyring = await tempDir('keyring');
     keyringDir = keyring.dir;
-    system = await assemble(database.db, { keyringDir, logger: false });
+    system = await buildMemorySystem(database.db, { keyringDir, logger: false });
     tenantId = (await createTenant(database.db, 'crypto-studio')).tenantId;
     game = (gameId, npcId = NPC) => ({ tenantId, gameId, npcId, participantIds: [P1, P2], role: 'runtime' });
   });

@@ -10,7 +10,7 @@ import { ParticipantId, ScopeId } from '../../src/boundary/events.js';
 import { FLUSH_REASONS } from '../../src/boundary/lifecycle.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { DURABLE_TIERS, RETENTION_CLASSES } from '../../src/memory/types.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 import { expectFieldAnswer, fieldText, isText, patternOf, receivedInQuery, urlPart, type Answer } from '../helpers/text.js';
@@ -43,7 +43,7 @@ describe('the ids, keys, enums and query parameters of the memory service, with 
     database = await openTestDatabase();
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
     const tenant = await createTenant(database.db, `ids-prop-${Math.random().toString(36).slice(2)}`);
     ({ runtimeKey, adminKey } = tenant);
     ({ token } = await system.credentials.issueGameToken(tenant.tenantId, GAME, [P], 3600));

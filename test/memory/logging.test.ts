@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { createTenant } from '../../src/memory/credentials.js';
 
 describe('the memory service logs', () => {
@@ -20,7 +20,7 @@ describe('the memory service logs', () => {
         done();
       },
     });
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: pino({ level: 'trace' }, sink) });
+    system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: pino({ level: 'trace' }, sink) });
   });
   afterAll(async () => {
     await system?.app.close();

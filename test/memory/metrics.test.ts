@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 
 describe('the memory service\'s metrics', () => {
@@ -14,7 +14,7 @@ describe('the memory service\'s metrics', () => {
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
     // No workers: what is ingested stays due, so the queue's depth and lag show.
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
   });
   afterAll(async () => {
     await system.app.close();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/memory/credentials.js';
 import { literal, prepared } from '../../src/memory/db/literal.js';
 import type { Scope } from '../../src/memory/scope.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 
 describe('the read path runs prepared statements', () => {
@@ -14,7 +14,7 @@ describe('the read path runs prepared statements', () => {
   beforeAll(async () => {
     database = await openTestDatabase();
     keyring = await tempDir('keyring');
-    system = await assemble(database.db, { keyringDir: keyring.dir, logger: false });
+    system = await buildMemorySystem(database.db, { keyringDir: keyring.dir, logger: false });
     const { tenantId } = await createTenant(database.db, 'prepared-studio');
     scope = { tenantId, gameId: 'game-alpha', npcId: 'npc-mara', role: 'runtime' };
     await system.service.ingest(scope, {

@@ -3,7 +3,7 @@ import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
 import { reembed, type ReembedProgress } from '../../src/memory/embeddings/reembed.js';
 import type { Scope } from '../../src/memory/scope.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 
 describe('memory reembed: rows written by another embedder (or with no vector) get the current one', () => {
@@ -24,8 +24,8 @@ describe('memory reembed: rows written by another embedder (or with no vector) g
     database = await openTestDatabase();
     keys = await tempDir('keyring');
     // Written by the hashing embedder; then the system is opened with the default sentence encoder.
-    hashed = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
-    current = await assemble(database.db, { keyringDir: keys.dir, logger: false });
+    hashed = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    current = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false });
     tenantId = (await createTenant(database.db, 'reembed-studio')).tenantId;
     other = (await createTenant(database.db, 'reembed-other')).tenantId;
     game.tenantId = tenantId;

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 
 describe('the memory service\'s request log', () => {
@@ -17,7 +17,7 @@ describe('the memory service\'s request log', () => {
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: pino({ level: 'debug' }, sink), embedder: new LocalHashEmbedder() });
+    system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: pino({ level: 'debug' }, sink), embedder: new LocalHashEmbedder() });
   });
   afterAll(async () => {
     await system.app.close();
@@ -43,7 +43,7 @@ describe('the memory service\'s request log', () => {
     const quiet: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (quiet.push(String(chunk)), done()) });
     const keys = await tempDir('keyring');
-    const other = await assemble(database.db, { keyringDir: keys.dir, logger: pino({ level: 'info' }, sink), embedder: new LocalHashEmbedder() });
+    const other = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: pino({ level: 'info' }, sink), embedder: new LocalHashEmbedder() });
     try {
       await other.app.inject({ method: 'GET', url: '/health/live' });
       await other.app.inject({ method: 'POST', url: '/v1/participants/part-quiet0001/erasure' });

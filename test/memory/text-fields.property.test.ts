@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isText, nastyText as nasty } from '../helpers/text.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
-import { assemble, type MemorySystem } from '../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 
 describe('every text field of the memory service, with arbitrary strings', () => {
@@ -20,7 +20,7 @@ describe('every text field of the memory service, with arbitrary strings', () =>
     database = await openTestDatabase();
     const keys = await tempDir('keyring');
     removeKeys = keys.remove;
-    system = await assemble(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
+    system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false, embedder: new LocalHashEmbedder() });
     const { tenantId, adminKey: admin } = await createTenant(database.db, `studio-${Math.random().toString(36).slice(2)}`);
     adminKey = admin;
     ({ token } = await system.credentials.issueGameToken(tenantId, 'prop-game', [P], 3600));

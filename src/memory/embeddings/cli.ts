@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../../config.js';
 import type { Database } from '../db/types.js';
-import { assemble } from '../system.js';
+import { buildMemorySystem } from '../system.js';
 import { configuredEmbedding } from './configured.js';
 import { reembed, type ReembedProgress } from './reembed.js';
 import { writeFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ export function registerReembedCommand(program: Command, withDatabase: WithDatab
     .action((options: { tenant?: string; batch: string }) =>
       withDatabase(async (db) => {
         const config = loadConfig();
-        const system = await assemble(db, {
+        const system = await buildMemorySystem(db, {
           keyringDir: config.keyringDir,
           logger: false,
           ...configuredEmbedding(config),

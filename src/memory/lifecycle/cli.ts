@@ -13,7 +13,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import type { Database } from '../db/types.js';
-import { assemble } from '../system.js';
+import { buildMemorySystem } from '../system.js';
 import { configuredEmbedding } from '../embeddings/configured.js';
 import { listJobs, queueStats, retryDeadJob, type JobState } from '../consolidation/queue.js';
 
@@ -21,13 +21,13 @@ type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-async function withSystem<T>(db: Database, options: { now?: string; windowDays?: string }, fn: (system: Awaited<ReturnType<typeof assemble>>) => Promise<T>): Promise<T> {
+async function withSystem<T>(db: Database, options: { now?: string; windowDays?: string }, fn: (system: Awaited<ReturnType<typeof buildMemorySystem>>) => Promise<T>): Promise<T> {
   const now = options.now ? new Date(options.now) : undefined;
   if (now && Number.isNaN(now.getTime())) throw new Error('--now must be an ISO-8601 date-time');
   const windowDays = options.windowDays === undefined ? undefined : Number(options.windowDays);
   if (windowDays !== undefined && !(windowDays >= 0)) throw new Error('--window-days must be a number of days');
   const config = loadConfig();
-  const system = await assemble(db, {
+  const system = await buildMemorySystem(db, {
     keyringDir: config.keyringDir,
     // Consolidation writes vectors: the same embedder as the service.
     ...configuredEmbedding(config),

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { MemoryHttpClient } from '../../../src/boundary/memory-client.js';
 import { createTenant } from '../../../src/memory/credentials.js';
-import { assemble, type MemorySystem } from '../../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../../helpers/database.js';
 
 export interface RunningMemoryService {
@@ -27,7 +27,7 @@ export async function startMemoryService(): Promise<RunningMemoryService> {
   const database: TestDatabase = await openTestDatabase();
   const keys = await tempDir('engine-keyring');
   const tenant = await createTenant(database.db, `engine-${Math.random().toString(36).slice(2, 8)}`);
-  let system: MemorySystem | undefined = await assemble(database.db, { keyringDir: keys.dir, logger: false });
+  let system: MemorySystem | undefined = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false });
   // Loaded before listening, as openMemorySystem does at start: the first ingest does not wait
   // for the model (the clients' timeouts are short).
   await system.embedder.embed(['warm up']);
@@ -47,7 +47,7 @@ export async function startMemoryService(): Promise<RunningMemoryService> {
     },
     async start() {
       if (system) return;
-      system = await assemble(database.db, { keyringDir: keys.dir, logger: false });
+      system = await buildMemorySystem(database.db, { keyringDir: keys.dir, logger: false });
       await system.app.listen({ port, host: '127.0.0.1' });
     },
     async close() {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../../src/memory/credentials.js';
 import { claimJobs, enqueueConsolidation, enqueueConsolidations, listJobs, queueStats } from '../../../src/memory/consolidation/queue.js';
-import { assemble } from '../../../src/memory/system.js';
+import { buildMemorySystem } from '../../../src/memory/system.js';
 import { Worker } from '../../../src/memory/consolidation/worker.js';
 import { openPostgres } from '../../../src/memory/db/postgres.js';
 import type { Database } from '../../../src/memory/db/types.js';
@@ -135,7 +135,7 @@ describe('the job queue in PostgreSQL', () => {
   it('applies the configured batching window to what the memory service ingests', async () => {
     const keys = await tempDir('queue-window-keys');
     try {
-      const system = await assemble(db, { keyringDir: keys.dir, logger: false, lifecycle: { consolidationWindowMs: 45_000 } });
+      const system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false, lifecycle: { consolidationWindowMs: 45_000 } });
       const scope = { tenantId: tenantA, gameId: 'g-ingest-window', role: 'runtime' as const };
       const before = Date.now();
       await system.service.ingest(scope, {

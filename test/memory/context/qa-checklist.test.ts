@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness, msg } from './harness.js';
-import { assemble } from '../../../src/memory/system.js';
+import { buildMemorySystem } from '../../../src/memory/system.js';
 import { countTokens } from '../../../src/memory/context/tokens.js';
 import type { ContextWindow } from '../../../src/boundary/context.js';
 
@@ -44,7 +44,7 @@ describe('seed 003 QA checklist', () => {
 
   it('session boundary: persistent memory survives a restart of the service', async () => {
     const keys = (h.system.keyring as unknown as { dir: string }).dir;
-    const restarted = await assemble(h.database.db, { keyringDir: keys, logger: false });
+    const restarted = await buildMemorySystem(h.database.db, { keyringDir: keys, logger: false });
     try {
       const { token } = await restarted.credentials.issueGameToken(h.tenantId, 'g3', [alex], 60);
       const response = await restarted.app.inject({

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read as loose JSON */
 /** A memory system with a movable clock, a tenant, and HTTP helpers (inject, no port). */
 import { createTenant } from '../../../src/memory/credentials.js';
-import { assemble, type MemorySystem } from '../../../src/memory/system.js';
+import { buildMemorySystem, type MemorySystem } from '../../../src/memory/system.js';
 import type { Database } from '../../../src/memory/db/types.js';
 import type { LlmExtractorConfig } from '../../../src/memory/consolidation/extract/llm.js';
 import { tempDir } from '../../helpers/database.js';
@@ -35,7 +35,7 @@ export async function harness(db: Database, options: { llm?: LlmExtractorConfig;
   const keys = await tempDir('keyring');
   let offset = 0;
   const now = () => new Date(Date.now() + offset);
-  const system = await assemble(db, { keyringDir: keys.dir, logger: false, lifecycle: { clock: now, llm: options.llm, auditWindowMs: options.auditWindowMs } });
+  const system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false, lifecycle: { clock: now, llm: options.llm, auditWindowMs: options.auditWindowMs } });
   const tenant = await createTenant(db, `lifecycle-${Math.random().toString(36).slice(2, 10)}`);
   const call: Harness['call'] = async (method, url, bearer, body) => {
     const response = await system.app.inject({
