@@ -12,7 +12,7 @@ export interface Migration {
   sql: string;
 }
 
-/** Numbered, forward-only migrations: `NNNN_name.sql`, applied in order, each in its own transaction. */
+/** Numbered, forward-only migrations: `NNNN_name.sql`, applied in order, all of a run in one transaction (`migrate`). */
 export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
   return Promise.all(
