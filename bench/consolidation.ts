@@ -18,7 +18,7 @@ import type { Embedder } from '../src/memory/embeddings/types.js';
 import { createTenant } from '../src/memory/credentials.js';
 import { RuleExtractor } from '../src/memory/consolidation/extract/rules.js';
 import type { EpisodeInput } from '../src/memory/consolidation/extract/types.js';
-import { queueStats } from '../src/memory/consolidation/queue.js';
+import { queueStats } from '../src/memory/jobs/queue.js';
 import { percentile, progress } from './support.js';
 import { tempDir } from '../test/helpers/database.js';
 import pg from 'pg';

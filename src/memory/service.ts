@@ -27,7 +27,7 @@ import {
 import { ensureGame, findIngestRequest, recordIngestRequest } from './store/ingest-requests.js';
 import { getEpisode, insertEpisodes, listEpisodes, searchEpisodesStatement, type NewEpisodeRow } from './store/episodes.js';
 import * as facts from './store/facts.js';
-import { enqueueConsolidations } from './consolidation/queue.js';
+import { enqueueConsolidations } from './jobs/queue.js';
 import { assertFactWriteAllowed, assertIngestAllowed } from './lifecycle/guards.js';
 import { iso, isoOrNull, type EpisodeRow, type FactRow } from './store/rows.js';
 import { latestProcedural, toProcedural } from './store/procedural.js';

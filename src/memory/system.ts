@@ -15,10 +15,10 @@ import { adminServices, type AdminServices } from './admin/services.js';
 import path from 'node:path';
 import { Consolidator } from './consolidation/consolidator.js';
 import { LlmExtractor, type LlmExtractorConfig } from './consolidation/extract/llm.js';
-import { enqueue } from './consolidation/queue.js';
-import { Worker } from './consolidation/worker.js';
+import { enqueue } from './jobs/queue.js';
+import { Worker } from './jobs/worker.js';
 import { Lifecycle } from './lifecycle/lifecycle.js';
-import { asWorker, type Clock } from './lifecycle/roles.js';
+import { asWorker, type Clock } from './roles.js';
 
 export interface MemoryConfig {
   /** Native PostgreSQL connection string; when absent the embedded PGlite is used. */

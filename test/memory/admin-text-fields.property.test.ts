@@ -10,7 +10,7 @@ import { ParticipantId, ScopeId } from '../../src/boundary/events.js';
 import { SECRET_KINDS } from '../../src/boundary/lifecycle.js';
 import { createTenant } from '../../src/memory/credentials.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
-import { loadSecrets } from '../../src/memory/lifecycle/secrets.js';
+import { loadSecrets } from '../../src/memory/consolidation/secrets.js';
 import { inScope } from '../../src/memory/scope.js';
 import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
 import { openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';

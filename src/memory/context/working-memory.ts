@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { ContextTurn, RoomMessage, Speaker } from '../../boundary/context.js';
 import { seal } from '../crypto/cipher.js';
 import { toVectorLiteral } from '../embeddings/types.js';
-import { enqueueConsolidation } from '../consolidation/queue.js';
+import { enqueueConsolidation } from '../jobs/queue.js';
 import { MemoryError } from '../errors.js';
 import { inScope, type Scope } from '../scope.js';
 import type { MemoryService } from '../service.js';

@@ -15,7 +15,7 @@ import { loadConfig } from '../../config.js';
 import type { Database } from '../db/types.js';
 import { buildMemorySystem } from '../system.js';
 import { configuredEmbedding } from '../embeddings/configured.js';
-import { listJobs, queueStats, retryDeadJob, type JobState } from '../consolidation/queue.js';
+import { listJobs, queueStats, retryDeadJob, type JobState } from '../jobs/queue.js';
 
 type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
 

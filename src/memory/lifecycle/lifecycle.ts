@@ -22,10 +22,10 @@ import { inScope } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import { rowAad } from '../crypto/sealed-rows.js';
 import { anomalyAad } from '../consolidation/consolidator.js';
-import { enqueue } from '../consolidation/queue.js';
+import { enqueue } from '../jobs/queue.js';
 import { iso } from '../store/rows.js';
 import { subjectHash } from './guards.js';
-import { asLifecycle, asWorker, systemClock, type Clock } from './roles.js';
+import { asLifecycle, asWorker, systemClock, type Clock } from '../roles.js';
 
 export const DEFAULT_AUDIT_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
 

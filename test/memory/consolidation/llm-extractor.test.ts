@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANDIDATE_KINDS, CANDIDATE_OPS, type EpisodeInput } from '../../../src/memory/consolidation/extract/types.js';
 import { LlmExtractor, RESPONSE_SCHEMA, SYSTEM_PROMPT, sanitizeKey } from '../../../src/memory/consolidation/extract/llm.js';
-import { listJobs } from '../../../src/memory/consolidation/queue.js';
+import { listJobs } from '../../../src/memory/jobs/queue.js';
 import { startEphemeralSystem, type RunningSystem } from '../../../src/system.js';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { startFakeChat, type ChatRequest, type FakeChat } from '../../helpers/fake-chat.js';

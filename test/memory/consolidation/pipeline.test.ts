@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read as loose JSON */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listJobs } from '../../../src/memory/consolidation/queue.js';
+import { listJobs } from '../../../src/memory/jobs/queue.js';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { factsOf, harness, type Harness } from '../lifecycle/support.js';
 

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { EndGameResponse, RegisterSecretsRequest, RegisterSecretsResponse } from '../../../boundary/lifecycle.js';
 import { ParticipantId, ScopeId } from '../../../boundary/events.js';
 import { MemoryError } from '../../errors.js';
-import { registerSecrets } from '../../lifecycle/secrets.js';
+import { registerSecrets } from '../../consolidation/secrets.js';
 import { requireKey } from '../auth.js';
 import type { MemoryRouteDeps } from '../deps.js';
 import { ErrorBody } from '../schemas.js';

@@ -1,5 +1,5 @@
-import type { Database, Tx } from '../db/types.js';
-import { MemoryError } from '../errors.js';
+import type { Database, Tx } from './db/types.js';
+import { MemoryError } from './errors.js';
 
 /**
  * Transactions as the two internal roles of migration 0003. Neither is ever chosen by a

@@ -12,7 +12,7 @@
  *   it is dead-lettered (state 'dead') for an operator to inspect and retry.
  */
 import type { Database, Sql } from '../db/types.js';
-import { asWorker } from '../lifecycle/roles.js';
+import { asWorker } from '../roles.js';
 
 export const JOB_KINDS = ['consolidate', 'shred'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/types.js';
-import type { Clock } from '../lifecycle/roles.js';
-import { asWorker } from '../lifecycle/roles.js';
+import type { Clock } from '../roles.js';
+import { asWorker } from '../roles.js';
 import { claimJobs, completeJob, failJob, type Job, type JobKind, type JobState } from './queue.js';
 
 export type JobHandler = (job: Job) => Promise<void>;

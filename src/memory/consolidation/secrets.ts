@@ -4,13 +4,13 @@
  * clues, and shredded with the game.
  */
 import { randomUUID } from 'node:crypto';
-import type { GameSecret } from '../consolidation/firewall.js';
+import type { GameSecret } from './firewall.js';
 import { seal } from '../crypto/cipher.js';
 import type { Sql } from '../db/types.js';
 import { inScope } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import { ensureGame } from '../store/ingest-requests.js';
-import { gameEnded } from './guards.js';
+import { gameEnded } from '../lifecycle/guards.js';
 
 const aad = (tenantId: string, gameId: string, id: string) => ['secret', tenantId, gameId, id].join('\0');
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../../src/memory/credentials.js';
-import { claimJobs, enqueueConsolidation, enqueueConsolidations, listJobs, queueStats } from '../../../src/memory/consolidation/queue.js';
+import { claimJobs, enqueueConsolidation, enqueueConsolidations, listJobs, queueStats } from '../../../src/memory/jobs/queue.js';
 import { buildMemorySystem } from '../../../src/memory/system.js';
-import { Worker } from '../../../src/memory/consolidation/worker.js';
+import { Worker } from '../../../src/memory/jobs/worker.js';
 import { openPostgres } from '../../../src/memory/db/postgres.js';
 import type { Database } from '../../../src/memory/db/types.js';
 import { inScope } from '../../../src/memory/scope.js';
