@@ -22,9 +22,9 @@
  * After a suspension (seed 000, the empty library), the first turn is told how long it lasted
  * and acknowledges it; nothing runs while the room is empty, so the pause costs no inference.
  */
-import type { ContextRequest, ContextWindow, RoomMessage, StateSnapshot } from '../boundary/context.js';
+import type { ContextRequest, ContextWindow } from '../boundary/context.js';
+import type { NpcView } from '../engine/game.js';
 import type { ActionResult } from '../engine/types.js';
-import type { GuardSecret } from './guard.js';
 import type { TurnMetrics } from './metrics.js';
 import { runTurn, type TurnReport } from './turn.js';
 import type { ModelProvider, ProposedAction } from './types.js';
@@ -39,17 +39,8 @@ export interface RoomMessageEvent {
   targets: readonly string[];
 }
 
-/** What an NPC can see of its room at the moment of its turn, anonymized by the engine. */
-export interface NpcView {
-  roomId: string;
-  firstName: string;
-  participants: { participantId: string; anonymous: boolean }[];
-  messages: RoomMessage[];
-  state: StateSnapshot;
-  secrets: GuardSecret[];
-  /** How long the NPC was suspended, when it has not spoken since it woke (the engine's tag). */
-  resumedAfterMs?: number;
-}
+/** What an NPC can see of its room at the moment of its turn, anonymized by the engine: the engine's own type. */
+export type { NpcView };
 
 export interface NpcHost {
   onRoomMessage(listener: (event: RoomMessageEvent) => void): () => void;
