@@ -147,5 +147,4 @@ export const unauthenticated = () =>
   new MemoryError(
     'UNAUTHENTICATED',
     'Send "Authorization: Bearer <tenant API key or game token>"; the one given is missing, malformed, expired or unknown.',
-    401,
   );

@@ -1,5 +1,4 @@
 import type { Database, Tx } from './db/types.js';
-import { MemoryError } from './errors.js';
 
 /**
  * Transactions as the two internal roles of migration 0003. Neither is ever chosen by a
@@ -19,7 +18,7 @@ const SET = `SELECT set_config('role', $1, true), set_config('memory.tenant', $2
               set_config('memory.participants', '', true), set_config('memory.key_id', '', true)`;
 
 export function asLifecycle<T>(db: Database, scope: LifecycleScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  if (!scope.tenantId) throw new MemoryError('INVALID_SCOPE', 'a lifecycle operation needs a tenant', 500);
+  if (!scope.tenantId) throw new Error('a lifecycle operation needs a tenant (a bug in the caller)');
   return db.transaction(async (tx) => {
     await tx.query(SET, ['memory_lifecycle', scope.tenantId, scope.gameId ?? '']);
     return fn(tx);

@@ -24,7 +24,7 @@ const ROLES = { runtime: 'memory_runtime', admin: 'memory_admin' } as const;
 function scopeValues(scope: Scope): string[] {
   const participants = scope.participantIds ?? [];
   if (participants.some((p) => p.includes(','))) {
-    throw new MemoryError('INVALID_SCOPE', 'participant ids may not contain commas', 400);
+    throw new MemoryError('INVALID_SCOPE', 'participant ids may not contain commas');
   }
   return [ROLES[scope.role], scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', participants.join(','), scope.keyId ?? ''];
 }

@@ -78,7 +78,7 @@ export class MemoryService {
     const gameId = requireGame(scope);
     const foreign = batch.events.find((e) => e.gameId !== gameId);
     if (foreign) {
-      throw new MemoryError('SCOPE_MISMATCH', `event for game "${foreign.gameId}" sent with a token for another game; mint a token for that game`, 403);
+      throw new MemoryError('SCOPE_MISMATCH', `event for game "${foreign.gameId}" sent with a token for another game; mint a token for that game`);
     }
     // Canonical: a batch resent after a round trip through a database (jsonb reorders keys) is the same batch.
     const requestHash = createHash('sha256').update(canonicalJson(batch.events)).digest('hex');
@@ -146,7 +146,7 @@ export class MemoryService {
       if (gameId) await ensureGame(tx, scope.tenantId, gameId);
       await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
       if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
-        throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope', 404);
+        throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope');
       }
       const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
       const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
@@ -365,10 +365,10 @@ function factTarget(scope: Scope, input: FactInput) {
   const gameId = spec.gameBound ? requireGame(scope) : undefined;
   const participantId = spec.participantBound ? input.participantId : undefined;
   if (spec.participantBound && (!participantId || !scope.participantIds?.includes(participantId))) {
-    throw new MemoryError('SCOPE_MISMATCH', 'a social fact needs a participantId that your game token covers', 403);
+    throw new MemoryError('SCOPE_MISMATCH', 'a social fact needs a participantId that your game token covers');
   }
   if (!spec.participantBound && input.participantId) {
-    throw new MemoryError('INVALID_REQUEST', `${input.tier} facts carry no participant; omit participantId`, 400);
+    throw new MemoryError('INVALID_REQUEST', `${input.tier} facts carry no participant; omit participantId`);
   }
   return { npcId, spec, gameId, participantId };
 }
@@ -382,7 +382,6 @@ function replay(previous: { request_hash: string; response: IngestResult }, requ
     throw new MemoryError(
       'IDEMPOTENCY_CONFLICT',
       'this idempotencyKey was already used for a different batch; use a new key for new events',
-      409,
     );
   }
   return { ...previous.response, replayed: true };
@@ -390,17 +389,17 @@ function replay(previous: { request_hash: string; response: IngestResult }, requ
 
 function requireGame(scope: Scope): string {
   if (!scope.gameId) {
-    throw new MemoryError('GAME_TOKEN_REQUIRED', 'this needs a game token: POST /v1/tokens with your API key to get one', 403);
+    throw new MemoryError('GAME_TOKEN_REQUIRED', 'this needs a game token: POST /v1/tokens with your API key to get one');
   }
   return scope.gameId;
 }
 
 function requireNpc(scope: Scope): string {
-  if (!scope.npcId) throw new MemoryError('INVALID_REQUEST', 'an npc id is required', 400);
+  if (!scope.npcId) throw new MemoryError('INVALID_REQUEST', 'an npc id is required');
   return scope.npcId;
 }
 
 const appendOnly = () =>
-  new MemoryError('APPEND_ONLY', 'episodic memory is append-only; it expires with its game and cannot be edited', 409);
+  new MemoryError('APPEND_ONLY', 'episodic memory is append-only; it expires with its game and cannot be edited');
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === '23505';

@@ -33,13 +33,12 @@ export function allows(principal: AdminPrincipal, action: AdminAction, npcIds: r
 }
 
 export const adminKeyRequired = () =>
-  new MemoryError('ADMIN_KEY_REQUIRED', 'this action needs an admin API key with the matching attribute; runtime keys and game tokens cannot do it', 403);
+  new MemoryError('ADMIN_KEY_REQUIRED', 'this action needs an admin API key with the matching attribute; runtime keys and game tokens cannot do it');
 
 const attributeMissing = (action: AdminAction, npcIds: readonly string[]) =>
   new MemoryError(
     'ATTRIBUTE_REQUIRED',
     `this admin key lacks the "${action}" attribute${npcIds.length ? ` for ${npcIds.map((n) => `"${n}"`).join(', ')}` : ''}; nothing was done. Ask the tenant owner for a principal that has it (npm run memory -- principal-create).`,
-    403,
   );
 
 /** The attributes of an admin key, or undefined when it has none (or they were revoked). */

@@ -214,7 +214,7 @@ export class Cloner {
       fragment: await store.excludedRows(tx, 'fragment', tenantId, sourceNpc, perRule),
     };
     if (!procedural && lore.length + social.length + excluded.clue.count + excluded.episodic.count + excluded.fragment.count === 0) {
-      throw new MemoryError('SOURCE_NOT_FOUND', `NPC "${sourceNpc}" has no memory in your tenant; nothing to clone`, 404);
+      throw new MemoryError('SOURCE_NOT_FOUND', `NPC "${sourceNpc}" has no memory in your tenant; nothing to clone`);
     }
 
     const byRule: Partial<Record<BlockRule, number>> = {};
@@ -305,7 +305,7 @@ export const proceduralRowId = (npcId: string, version: number) => `procedural:$
 
 function checkRequest(request: CloneRequest): void {
   if (request.sourceNpc === request.targetNpc) {
-    throw new MemoryError('SAME_NPC', 'the source and target NPC are the same; clone into a new NPC id', 400);
+    throw new MemoryError('SAME_NPC', 'the source and target NPC are the same; clone into a new NPC id');
   }
 }
 

@@ -78,7 +78,7 @@ export class ConsentTokens {
     input: { participantId: string; sourceNpc: string; targetNpc: string; purpose?: string; ttlSeconds: number },
   ): Promise<{ consentId: string; token: string; expiresAt: number }> {
     if (!scope.participantIds?.includes(input.participantId)) {
-      throw new MemoryError('SCOPE_MISMATCH', 'consent is recorded with a game token that covers the participant', 403);
+      throw new MemoryError('SCOPE_MISMATCH', 'consent is recorded with a game token that covers the participant');
     }
     const now = Math.floor(Date.now() / 1000);
     const claims: ConsentClaims = {
@@ -106,7 +106,7 @@ export class ConsentTokens {
   /** Revokes a consent for good (recorded in the ledger). Idempotent. */
   async revoke(scope: Scope, input: { consentId: string; participantId: string; actor: string }): Promise<void> {
     if (!scope.participantIds?.includes(input.participantId)) {
-      throw new MemoryError('SCOPE_MISMATCH', 'consent is revoked with a game token that covers the participant', 403);
+      throw new MemoryError('SCOPE_MISMATCH', 'consent is revoked with a game token that covers the participant');
     }
     await inScope(this.db, scope, async (tx) => {
       const { rowCount } = await tx.query(

@@ -30,7 +30,7 @@ export class Lineages {
   async trace(tenantId: string, start: TraceStart): Promise<TraceResult> {
     return inScope(this.db, { tenantId, role: 'admin' }, async (tx) => {
       if ('operationId' in start && !(await store.operationExists(tx, tenantId, start.operationId))) {
-        throw new MemoryError('OPERATION_NOT_FOUND', 'no clone operation with this id in your tenant', 404);
+        throw new MemoryError('OPERATION_NOT_FOUND', 'no clone operation with this id in your tenant');
       }
       return summarize(start, await store.traceLineage(tx, tenantId, start));
     });
@@ -44,12 +44,12 @@ export class Lineages {
   async invalidate(tenantId: string, start: TraceStart, actor: string, authorizedNpcs: ReadonlySet<string> | 'all'): Promise<InvalidationResult> {
     return inScope(this.db, { tenantId, role: 'admin' }, async (tx) => {
       if ('operationId' in start && !(await store.operationExists(tx, tenantId, start.operationId))) {
-        throw new MemoryError('OPERATION_NOT_FOUND', 'no clone operation with this id in your tenant', 404);
+        throw new MemoryError('OPERATION_NOT_FOUND', 'no clone operation with this id in your tenant');
       }
       const trace = summarize(start, await store.traceLineage(tx, tenantId, start));
       const outside = authorizedNpcs === 'all' ? [] : trace.npcs.filter((n) => !authorizedNpcs.has(n));
       if (outside.length > 0) {
-        throw new MemoryError('TRACE_CHANGED', 'the trace grew while it was being authorized; run the invalidation again', 409);
+        throw new MemoryError('TRACE_CHANGED', 'the trace grew while it was being authorized; run the invalidation again');
       }
       const invalidated = { lore: 0, social: 0, procedural: 0 };
       for (const npcId of trace.npcs) {

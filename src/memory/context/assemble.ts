@@ -56,10 +56,10 @@ export class ContextAssembler {
   async assemble(scope: Scope, request: ContextRequest): Promise<{ window: ContextWindow; record: ContextRecord }> {
     const started = performance.now();
     const { tenantId, gameId, npcId } = scope;
-    if (!gameId || !npcId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'context needs a game token and an npc in the path', 403);
+    if (!gameId || !npcId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'context needs a game token and an npc in the path');
     const present = request.participants.map((p) => p.participantId);
     if (present.some((p) => !scope.participantIds?.includes(p))) {
-      throw new MemoryError('SCOPE_MISMATCH', 'a participant listed as present is not covered by the game token; mint a token for the participants present', 403);
+      throw new MemoryError('SCOPE_MISMATCH', 'a participant listed as present is not covered by the game token; mint a token for the participants present');
     }
     const budget = request.tokenBudget ?? DEFAULT_BUDGET;
     const scoped: Scope = { ...scope, participantIds: present };
@@ -182,9 +182,9 @@ export class ContextAssembler {
   /** The log record of one assembly ("why did she say that"), in the game's scope. */
   async explain(scope: Scope, contextId: string): Promise<ContextRecord> {
     const { gameId } = scope;
-    if (!gameId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'explanations are read with the game\'s token', 403);
+    if (!gameId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'explanations are read with the game\'s token');
     const record = await inScope(this.service.db, scope, (tx) => getContextLog(tx, scope.tenantId, gameId, contextId));
-    if (!record) throw new MemoryError('NOT_FOUND', 'No context with this id is visible in your scope.', 404);
+    if (!record) throw new MemoryError('NOT_FOUND', 'No context with this id is visible in your scope.');
     return record as ContextRecord;
   }
 }

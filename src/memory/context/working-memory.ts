@@ -126,7 +126,7 @@ export async function flushWorkingMemory(
   reason: 'room_empty' | 'npc_moved',
 ): Promise<{ flushed: boolean; episodeId: string | null }> {
   const { tenantId, gameId, npcId } = scope;
-  if (!gameId || !npcId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'flushing needs a game token and an npc in the path', 403);
+  if (!gameId || !npcId) throw new MemoryError('GAME_TOKEN_REQUIRED', 'flushing needs a game token and an npc in the path');
   return inScope(service.db, scope, async (tx) => {
     const row = await deleteWorking(tx, tenantId, gameId, roomId, npcId);
     if (!row) return { flushed: false, episodeId: null };

@@ -51,7 +51,6 @@ export async function migrate(db: Database, migrations?: Migration[]): Promise<{
       throw new MemoryError(
         'SCHEMA_NEWER_THAN_CODE',
         `The database schema is at version ${newest} but this code knows only up to ${codeNewest}; deploy the newer code instead of migrating down.`,
-        500,
       );
     }
     for (const migration of all) {

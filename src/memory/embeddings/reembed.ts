@@ -45,7 +45,7 @@ const TIERS = Object.keys(TIER_TABLES) as DurableTier[];
 export async function reembed(db: Database, service: MemoryService, options: ReembedOptions = {}): Promise<ReembedReport> {
   const embedder = service.embedder;
   const batch = options.batch ?? 64;
-  if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) throw new MemoryError('INVALID_REQUEST', '--batch must be a whole number from 1 to 10000', 400);
+  if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) throw new MemoryError('INVALID_REQUEST', '--batch must be a whole number from 1 to 10000');
   const tenants = options.tenantId
     ? [options.tenantId]
     : (await db.query<{ tenant_id: string }>('SELECT tenant_id FROM memory.tenants ORDER BY tenant_id')).rows.map((r) => r.tenant_id);

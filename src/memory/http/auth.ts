@@ -37,9 +37,9 @@ export function scopeOf(request: FastifyRequest, npcId?: string): Scope {
 export function requireKey(request: FastifyRequest): Extract<Principal, { kind: 'key' }> {
   const p = request.principal;
   if (!p) throw unauthenticated();
-  if (p.kind !== 'key') throw new MemoryError('API_KEY_REQUIRED', 'this endpoint needs a tenant API key, not a game token', 403);
+  if (p.kind !== 'key') throw new MemoryError('API_KEY_REQUIRED', 'this endpoint needs a tenant API key, not a game token');
   return p;
 }
 
-export const notVisible = () => new MemoryError('NOT_FOUND', 'No memory with this id is visible in your scope.', 404);
+export const notVisible = () => new MemoryError('NOT_FOUND', 'No memory with this id is visible in your scope.');
 

@@ -14,10 +14,10 @@ export function subjectHash(tenantId: string, participantId: string): string {
 }
 
 export const gameEnded = (gameId: string) =>
-  new MemoryError('GAME_ENDED', `game "${gameId}" has ended; its memory is closed. Start a new game id for a new game`, 409);
+  new MemoryError('GAME_ENDED', `game "${gameId}" has ended; its memory is closed. Start a new game id for a new game`);
 
 export const subjectErased = () =>
-  new MemoryError('SUBJECT_ERASED', 'a participant in this request was erased at their request; nothing more is stored for them', 410);
+  new MemoryError('SUBJECT_ERASED', 'a participant in this request was erased at their request; nothing more is stored for them');
 
 async function isEnded(tx: Sql, tenantId: string, gameId: string): Promise<boolean> {
   const { rows } = await tx.query<{ ended: boolean }>(

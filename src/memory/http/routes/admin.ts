@@ -83,7 +83,7 @@ export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps
     { schema: { summary: 'Every copy of one source row, through clones of clones (admin key with "audit")', querystring: TraceQuery } },
     async (request) => {
       const principal = await requireAttribute(request, 'audit');
-      if (!request.query.row) throw new MemoryError('INVALID_REQUEST', 'give ?row=<source row id>', 400);
+      if (!request.query.row) throw new MemoryError('INVALID_REQUEST', 'give ?row=<source row id>');
       return admin.lineages.trace(principal.tenantId, { rowId: request.query.row });
     },
   );
@@ -94,7 +94,7 @@ export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps
     async (request) => {
       const { operationId, rowId } = request.body;
       if ((operationId === undefined) === (rowId === undefined)) {
-        throw new MemoryError('INVALID_REQUEST', 'give exactly one of "operationId" or "rowId"', 400);
+        throw new MemoryError('INVALID_REQUEST', 'give exactly one of "operationId" or "rowId"');
       }
       const start: TraceStart = operationId !== undefined ? operation(operationId) : { rowId: rowId! };
       const key = requireKey(request);
@@ -134,8 +134,8 @@ export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps
       const principal = await requireAttribute(request, 'audit');
       const result = await admin.ledger.exportCheckpoint(principal.tenantId);
       if ('refused' in result) {
-        if (result.refused.ok) throw new MemoryError('LEDGER_EMPTY', 'the ledger has no record yet; nothing to checkpoint', 409);
-        throw new MemoryError('LEDGER_INVALID', 'the ledger does not verify; fix or investigate it before checkpointing (GET /v1/audit/verify)', 409);
+        if (result.refused.ok) throw new MemoryError('LEDGER_EMPTY', 'the ledger has no record yet; nothing to checkpoint');
+        throw new MemoryError('LEDGER_INVALID', 'the ledger does not verify; fix or investigate it before checkpointing (GET /v1/audit/verify)');
       }
       return reply.status(201).send({ checkpoint: result.checkpoint });
     },
@@ -155,7 +155,7 @@ export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps
     '/v1/consents/:consentId/revoke',
     { schema: { summary: "Revoke a participant's consent for good (game token covering the participant)", params: ConsentParams, body: RevokeRequest } },
     async (request, reply) => {
-      if (!UUID.test(request.params.consentId)) throw new MemoryError('NOT_FOUND', 'no consent with this id', 404);
+      if (!UUID.test(request.params.consentId)) throw new MemoryError('NOT_FOUND', 'no consent with this id');
       const scope = scopeOf(request);
       await admin.consents.revoke(scope, { consentId: request.params.consentId, participantId: request.body.participantId, actor: 'engine' });
       return reply.status(204).send();
@@ -164,6 +164,6 @@ export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps
 }
 
 function operation(operationId: string): TraceStart {
-  if (!UUID.test(operationId)) throw new MemoryError('OPERATION_NOT_FOUND', 'no clone operation with this id in your tenant', 404);
+  if (!UUID.test(operationId)) throw new MemoryError('OPERATION_NOT_FOUND', 'no clone operation with this id in your tenant');
   return { operationId };
 }

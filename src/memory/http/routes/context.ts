@@ -29,7 +29,7 @@ export function contextRoutes(fastify: FastifyInstance, { service }: MemoryRoute
     '/v1/contexts/:contextId',
     { schema: { summary: 'Explain an assembly: memory ids and scores, state version, timings, tokens', params: Type.Object({ contextId: Type.String({ maxLength: 64 }) }, { additionalProperties: false }) } },
     async (request) => {
-      if (!UUID.test(request.params.contextId)) throw new MemoryError('NOT_FOUND', 'No context with this id is visible in your scope.', 404);
+      if (!UUID.test(request.params.contextId)) throw new MemoryError('NOT_FOUND', 'No context with this id is visible in your scope.');
       return assembler.explain(scopeOf(request), request.params.contextId);
     },
   );

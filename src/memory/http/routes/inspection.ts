@@ -79,7 +79,7 @@ export function inspectionRoutes(fastify: FastifyInstance, { service }: MemoryRo
       const admin = await requireAttribute(request, 'audit');
       const { contextId } = request.params;
       const { gameId } = request.body;
-      const notFound = () => new MemoryError('NOT_FOUND', 'No context with this id is visible in your scope.', 404);
+      const notFound = () => new MemoryError('NOT_FOUND', 'No context with this id is visible in your scope.');
       if (!UUID.test(contextId)) throw notFound();
       const tenantId = admin.tenantId;
       const record = (await inScope(service.db, { tenantId, gameId, role: 'runtime' }, (tx) => getContextLog(tx, tenantId, gameId, contextId))) as

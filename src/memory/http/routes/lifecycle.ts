@@ -29,7 +29,7 @@ export const ErasureReceipt = Type.Object({
   receiptHash: Type.String(),
 });
 
-const adminOnly = () => new MemoryError('FORBIDDEN', 'this needs an admin API key of the tenant', 403);
+const adminOnly = () => new MemoryError('FORBIDDEN', 'this needs an admin API key of the tenant');
 
 /** Game secrets and game end (tenant API key), erasure and anomaly review (admin key). */
 export function lifecycleRoutes(fastify: FastifyInstance, { service, lifecycle }: MemoryRouteDeps): void {

@@ -124,7 +124,7 @@ export function memoryRoutes(fastify: FastifyInstance, { service, credentials }:
     async (request, reply) => {
       const principal = requireKey(request);
       if (principal.role !== 'admin') {
-        throw new MemoryError('FORBIDDEN', 'procedural memory is written with an admin key only', 403);
+        throw new MemoryError('FORBIDDEN', 'procedural memory is written with an admin key only');
       }
       // Attribute check (admin/principals.ts), then the write and its ledger record in one transaction.
       const admin = await requireAttribute(request, 'write_procedural', request.params.npcId);
@@ -138,7 +138,7 @@ export function memoryRoutes(fastify: FastifyInstance, { service, credentials }:
     { schema: { summary: 'Read the current procedural memory', params: NpcParams } },
     async (request) => {
       const procedural = await service.getProcedural(scopeOf(request, request.params.npcId));
-      if (!procedural) throw new MemoryError('NOT_FOUND', 'this NPC has no procedural memory yet; an admin writes it with PUT', 404);
+      if (!procedural) throw new MemoryError('NOT_FOUND', 'this NPC has no procedural memory yet; an admin writes it with PUT');
       return { procedural };
     },
   );
