@@ -53,8 +53,16 @@ function traceStart(options: { operation?: string; row?: string }): TraceStart {
 }
 
 export function registerAdminCommands(program: Command, withDatabase: WithDatabase): void {
-  const who = (c: Command) => c.option('--key <key>', 'act as this admin principal (or MEMORY_ADMIN_KEY)').option('--tenant <uuid>', 'act as the operator for this tenant');
+  cloningCommands(program, withDatabase);
+  auditCommands(program, withDatabase);
+  principalCommands(program, withDatabase);
+}
 
+/** The options of a command run as an admin principal, or as the operator for a tenant. */
+const who = (c: Command) => c.option('--key <key>', 'act as this admin principal (or MEMORY_ADMIN_KEY)').option('--tenant <uuid>', 'act as the operator for this tenant');
+
+/** clone, lineage-trace, lineage-invalidate. */
+function cloningCommands(program: Command, withDatabase: WithDatabase): void {
   who(program.command('clone'))
     .description('clone NPC memory (procedural, lore, consented social facts) from one NPC into another')
     .requiredOption('--from <npc>', 'source NPC id')
@@ -107,7 +115,10 @@ export function registerAdminCommands(program: Command, withDatabase: WithDataba
         print(o.json, result, `invalidated lore ${i.lore}, social ${i.social}, procedural ${i.procedural} across ${result.npcs.join(', ') || 'no NPC'}; ledger record ${result.ledger.seq}`);
       }),
     );
+}
 
+/** audit-verify, audit-checkpoint. */
+function auditCommands(program: Command, withDatabase: WithDatabase): void {
   who(program.command('audit-verify'))
     .description('check every link of the audit ledger and every exported checkpoint (exit code 2 when it fails)')
     .option('--json', 'print JSON')
@@ -136,7 +147,10 @@ export function registerAdminCommands(program: Command, withDatabase: WithDataba
         print(o.json, result, `checkpoint of record ${result.checkpoint.seq} written to ${result.file}`);
       }),
     );
+}
 
+/** principal-create, principal-revoke (operator only). */
+function principalCommands(program: Command, withDatabase: WithDatabase): void {
   program
     .command('principal-create')
     .description('mint an admin key with attributes (operator); the key is shown once')

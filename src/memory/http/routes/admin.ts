@@ -55,8 +55,17 @@ const RevokeRequest = Type.Object({ participantId: ParticipantId }, strict);
 export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps): void {
   // requireAttribute (used by other features' routes too) finds the database here.
   if (!fastify.hasDecorator('memoryAdminDb')) fastify.decorate('memoryAdminDb', admin.db);
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const app = typed(fastify);
+  cloningRoutes(app, admin);
+  auditRoutes(app, admin);
+  consentRoutes(app, admin);
+}
 
+const typed = (fastify: FastifyInstance) => fastify.withTypeProvider<TypeBoxTypeProvider>();
+type Admin = MemoryRouteDeps['admin'];
+
+/** Cloning (dry run and commit), and lineage: trace and invalidation. */
+function cloningRoutes(app: ReturnType<typeof typed>, admin: Admin): void {
   app.post(
     '/v1/clones',
     { schema: { summary: 'Clone one NPC into another, or dry-run it (admin key with "clone" on both NPCs)', body: CloneRequest } },
@@ -104,7 +113,10 @@ export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps
       return admin.lineages.invalidate(principal.tenantId, start, principal.actor, new Set(trace.npcs));
     },
   );
+}
 
+/** The audit ledger: records, verification, checkpoints. */
+function auditRoutes(app: ReturnType<typeof typed>, admin: Admin): void {
   app.get(
     '/v1/audit/records',
     { schema: { summary: 'Audit ledger records in sequence order (admin key with "audit")', querystring: RecordsQuery } },
@@ -140,7 +152,10 @@ export function adminRoutes(fastify: FastifyInstance, { admin }: MemoryRouteDeps
       return reply.status(201).send({ checkpoint: result.checkpoint });
     },
   );
+}
 
+/** Consent to cloning, recorded and revoked by the engine with a game token covering the participant. */
+function consentRoutes(app: ReturnType<typeof typed>, admin: Admin): void {
   app.post(
     '/v1/consents',
     { schema: { summary: "Record a participant's consent to cloning (game token covering the participant)", body: ConsentRequest } },

@@ -22,10 +22,18 @@ import {
 } from '../schemas.js';
 
 /** Tokens, ingest, the tiers (list, count, get, patch, delete, write facts, search) and procedural memory. */
-export function memoryRoutes(fastify: FastifyInstance, { service, credentials }: MemoryRouteDeps): void {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): void {
+  const app = typed(fastify);
+  ingestRoutes(app, deps);
+  factRoutes(app, deps);
+  proceduralRoutes(app, deps);
+}
 
+const typed = (fastify: FastifyInstance) => fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+/** Game tokens, and the batches of boundary events they let the engine send. */
+function ingestRoutes(app: ReturnType<typeof typed>, { service, credentials }: MemoryRouteDeps): void {
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
   app.post(
     '/v1/tokens',
     { schema: { summary: 'Mint a short-lived game token (tenant API key)', body: TokenRequest, response: { 200: TokenResponse, ...errors } } },
@@ -44,7 +52,10 @@ export function memoryRoutes(fastify: FastifyInstance, { service, credentials }:
       return result;
     },
   );
+}
 
+/** Memories of the semantic and episodic tiers in scope: list, count, get, adjust, delete, write, search. */
+function factRoutes(app: ReturnType<typeof typed>, { service }: MemoryRouteDeps): void {
   app.get(
     '/v1/npcs/:npcId/memories',
     { schema: { summary: 'List memories of one tier in scope', params: NpcParams, querystring: ListQuery } },
@@ -117,7 +128,10 @@ export function memoryRoutes(fastify: FastifyInstance, { service, credentials }:
       return { memories };
     },
   );
+}
 
+/** Procedural memory: versioned, written with an admin key only. */
+function proceduralRoutes(app: ReturnType<typeof typed>, { service }: MemoryRouteDeps): void {
   app.put(
     '/v1/npcs/:npcId/procedural',
     { schema: { summary: 'Write the next version of procedural memory (admin key)', params: NpcParams, body: ProceduralRequest } },
@@ -142,5 +156,4 @@ export function memoryRoutes(fastify: FastifyInstance, { service, credentials }:
       return { procedural };
     },
   );
-
 }
