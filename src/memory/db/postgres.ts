@@ -27,6 +27,44 @@ function wrap(conn: pg.Pool | pg.PoolClient): Tx {
 const classified = (error: unknown) => (isConnectionError(error) && !(error instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError({ cause: error }) : error);
 
 /**
+ * Prepares named statements on a pooled connection once: it remembers which each connection has
+ * (a client object lives as long as its connection; a new connection starts with none).
+ */
+function preparer(): (client: pg.PoolClient, statements: readonly PreparedStatement[]) => Promise<void> {
+  const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
+  return async (client, statements) => {
+    let names = preparedOn.get(client);
+    if (!names) preparedOn.set(client, (names = new Set()));
+    for (const { name, text } of statements) {
+      if (names.has(name)) continue;
+      await client.query(`PREPARE ${name} AS ${text}`);
+      names.add(name);
+    }
+  };
+}
+
+/** A client checked out with its own error listener; `done` gives it back, or destroys it if it broke. */
+async function checkedOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; done(error?: unknown): void }> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw classified(error);
+  }
+  let broken: Error | undefined;
+  const onError = (error: Error) => (broken ??= error);
+  client.on('error', onError);
+  return {
+    client,
+    done(error?: unknown) {
+      client.off('error', onError);
+      const fatal = broken ?? (isConnectionError(error) ? (error as Error) : undefined);
+      client.release(fatal);
+    },
+  };
+}
+
+/**
  * A `pg` pool on native PostgreSQL (15+ with pgvector).
  *
  * Connection loss (a restart, `pg_terminate_backend`, a network cut) never crashes the process:
@@ -40,38 +78,8 @@ export function openPostgres(connectionString: string, options: { max?: number; 
   // An idle client that errors (server restart) must not crash the process; the pool drops it.
   pool.on('error', () => {});
   const sql = wrap(pool);
-  // The named statements each pooled connection has prepared (a client object lives as long as
-  // its connection; a new connection starts with none).
-  const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
-  const ensurePrepared = async (client: pg.PoolClient, statements: readonly PreparedStatement[]) => {
-    let names = preparedOn.get(client);
-    if (!names) preparedOn.set(client, (names = new Set()));
-    for (const { name, text } of statements) {
-      if (names.has(name)) continue;
-      await client.query(`PREPARE ${name} AS ${text}`);
-      names.add(name);
-    }
-  };
-  /** A client checked out with its own error listener; `done` gives it back, or destroys it if it broke. */
-  const checkout = async () => {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw classified(error);
-    }
-    let broken: Error | undefined;
-    const onError = (error: Error) => (broken ??= error);
-    client.on('error', onError);
-    return {
-      client,
-      done(error?: unknown) {
-        client.off('error', onError);
-        const fatal = broken ?? (isConnectionError(error) ? (error as Error) : undefined);
-        client.release(fatal);
-      },
-    };
-  };
+  const ensurePrepared = preparer();
+  const checkout = () => checkedOut(pool);
   return {
     backend: 'postgres',
     async query(text, params) {
