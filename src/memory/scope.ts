@@ -1,6 +1,6 @@
 import type { Database, Tx } from './db/types.js';
 import { MemoryError } from './errors.js';
-import { literal, prepared } from './db/literal.js';
+import { prepared, settingLiteral } from './db/literal.js';
 
 /**
  * What one request may see. Built only from a verified credential (tenant API key or a game
@@ -31,7 +31,28 @@ function scopeValues(scope: Scope): string[] {
 
 /** The transaction-local settings a scope consists of, in the order of `scopeValues`. */
 const SETTINGS = ['role', 'memory.tenant', 'memory.game', 'memory.npc', 'memory.participants', 'memory.key_id'] as const;
-const SET_SCOPE = `SELECT ${SETTINGS.map((name, i) => `set_config('${name}', $${i + 1}, true)`).join(', ')}`;
+
+/**
+ * Transaction-local settings as one script of `SET LOCAL` statements (one round trip). Not
+ * `set_config(..., true)`, which means the same on one node: on Citus only `SET LOCAL` reaches the
+ * workers (citus.propagate_set_commands = 'local'), where every shard's row-level security reads
+ * the scope; a setting that does not arrive reads as NULL there, and matches nothing.
+ */
+export function setLocalScript(settings: Readonly<Record<string, string>>): string {
+  return Object.entries(settings)
+    .map(([name, value]) => `SET LOCAL ${name} = ${settingLiteral(value)}`)
+    .join(';\n');
+}
+
+/** Sets transaction-local settings (`setLocalScript`) in the open transaction. */
+export function setLocal(tx: Tx, settings: Readonly<Record<string, string>>): Promise<void> {
+  return tx.exec(setLocalScript(settings));
+}
+
+function scopeSettings(scope: Scope, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const values = scopeValues(scope);
+  return { ...Object.fromEntries(SETTINGS.map((name, i) => [name, values[i]!])), ...extra };
+}
 
 /**
  * Runs `fn` in one transaction as the runtime (or admin) role, with the scope set
@@ -39,12 +60,11 @@ const SET_SCOPE = `SELECT ${SETTINGS.map((name, i) => `set_config('${name}', $${
  * row-level security. Session-level settings would leak across pooled connections.
  */
 export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T>, options: { asyncCommit?: boolean } = {}): Promise<T> {
-  const values = scopeValues(scope);
   // asyncCommit: for writes that can be rebuilt if lost (working memory, logs), the commit does not
-  // wait for the WAL flush; set in the same statement as the scope, so it costs no round trip.
-  const text = options.asyncCommit ? `${SET_SCOPE}, set_config('synchronous_commit', 'off', true)` : SET_SCOPE;
+  // wait for the WAL flush; set in the same script as the scope, so it costs no round trip.
+  const script = setLocalScript(scopeSettings(scope, options.asyncCommit ? { synchronous_commit: 'off' } : {}));
   return db.transaction(async (tx) => {
-    await tx.query(text, values);
+    await tx.exec(script);
     return fn(tx);
   });
 }
@@ -62,10 +82,10 @@ export async function readInScope(
   scope: Scope,
   statements: readonly { text: string; params: readonly unknown[] }[],
 ): Promise<Record<string, unknown>[][]> {
-  // SET LOCAL in a script is local to its implicit transaction, like set_config(..., true), and
-  // as a utility statement it is neither planned nor answered with rows.
-  const setScope = scopeValues(scope).map((value, i) => `SET LOCAL ${SETTINGS[i]} = ${literal(value)}`);
+  // SET LOCAL in a script is local to its implicit transaction, and as a utility statement it is
+  // neither planned nor answered with rows.
+  const setScope = setLocalScript(scopeSettings(scope));
   const reads = statements.map((s) => prepared(s.text, s.params));
-  const results = await db.batch([...setScope, ...reads.map((r) => r.execute)].join(';\n'), reads.map((r) => r.statement));
-  return results.slice(setScope.length);
+  const results = await db.batch([setScope, ...reads.map((r) => r.execute)].join(';\n'), reads.map((r) => r.statement));
+  return results.slice(SETTINGS.length);
 }

@@ -8,7 +8,7 @@ import { DataKeys } from './crypto/data-keys.js';
 import type { Keyring } from './crypto/keyring.js';
 import { open } from './crypto/cipher.js';
 import { RowOpener, sealFact, sealText } from './crypto/sealed-rows.js';
-import { inScope, readInScope, type Scope } from './scope.js';
+import { inScope, readInScope, setLocal, type Scope } from './scope.js';
 import { MemoryError, notFound } from './errors.js';
 import type { IngestBatch, IngestResult } from '../boundary/events.js';
 import {
@@ -373,8 +373,8 @@ function factTarget(scope: Scope, input: FactInput) {
   return { npcId, spec, gameId, participantId };
 }
 
-async function setNpc(tx: Sql, npcId: string): Promise<void> {
-  await tx.query("SELECT set_config('memory.npc', $1, true)", [npcId]);
+function setNpc(tx: Tx, npcId: string): Promise<void> {
+  return setLocal(tx, { 'memory.npc': npcId });
 }
 
 function replay(previous: { request_hash: string; response: IngestResult }, requestHash: string): IngestResult {

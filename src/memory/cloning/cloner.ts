@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { countTokens } from 'gpt-tokenizer';
-import type { Database, Sql, Tx } from '../db/types.js';
+import type { Database, Tx } from '../db/types.js';
 import type { DataKeys } from '../crypto/data-keys.js';
 import { inScope } from '../scope.js';
 import { RowOpener, sealText } from '../crypto/sealed-rows.js';
@@ -186,7 +186,7 @@ export class Cloner {
   }
 
   /** Decides every row of the source NPC. Reads only; runs in the source's admin scope. */
-  private async plan(tx: Sql, request: CloneRequest): Promise<Plan> {
+  private async plan(tx: Tx, request: CloneRequest): Promise<Plan> {
     const { tenantId, sourceNpc, targetNpc } = request;
     const perRule = request.samplePerRule ?? 3;
 

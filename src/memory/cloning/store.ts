@@ -1,5 +1,6 @@
 /** Every SQL statement of the cloning pipeline, its lineage trace and invalidation. */
-import type { Sql } from '../db/types.js';
+import type { Sql, Tx } from '../db/types.js';
+import { setLocal } from '../scope.js';
 import { factColumns, type FactRow } from '../store/rows.js';
 import { latestProcedural } from '../store/procedural.js';
 import type { Lineage } from '../types.js';
@@ -198,6 +199,6 @@ export async function markOperationsInvalidated(tx: Sql, tenantId: string, opera
 }
 
 /** Moves the transaction's scope to another npc (and participants): the pipeline reads the source, then writes the target. */
-export async function setNpcScope(tx: Sql, npcId: string, participantIds: readonly string[]): Promise<void> {
-  await tx.query("SELECT set_config('memory.npc', $1, true), set_config('memory.participants', $2, true)", [npcId, participantIds.join(',')]);
+export function setNpcScope(tx: Tx, npcId: string, participantIds: readonly string[]): Promise<void> {
+  return setLocal(tx, { 'memory.npc': npcId, 'memory.participants': participantIds.join(',') });
 }

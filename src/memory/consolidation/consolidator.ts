@@ -11,7 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { seal } from '../crypto/cipher.js';
 import type { Tx } from '../db/types.js';
-import { inScope, type Scope } from '../scope.js';
+import { inScope, setLocal, type Scope } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import { latestProcedural } from '../store/procedural.js';
 import type { EpisodeRow, FactRow } from '../store/rows.js';
@@ -115,7 +115,7 @@ export class Consolidator {
 
       const participants = [...new Set([...planned.facts.flatMap((f) => (f.participantId ? [f.participantId] : [])), ...planned.forgets.map((f) => f.participantId)])];
       const scope: Scope = { ...base, participantIds: participants };
-      await tx.query("SELECT set_config('memory.participants', $1, true)", [participants.join(',')]);
+      await setLocal(tx, { 'memory.participants': participants.join(',') });
 
       await this.writeFacts(tx, scope, [...planned.facts, ...(await this.sessionSummary(tx, scope, episodes, planned.facts))], report, new Map(episodes.map((e) => [e.id, e.text])));
       for (const anomaly of planned.anomalies) await this.logAnomaly(tx, scope, anomaly.kind, anomaly.coreKey, anomaly.candidate);

@@ -44,3 +44,13 @@ export function prepared(text: string, params: readonly unknown[]): { statement:
   const args = params.length > 0 ? `(${params.map(literal).join(', ')})` : '';
   return { statement: { name, text }, execute: `EXECUTE ${name}${args}` };
 }
+
+/**
+ * Renders a setting's value for `SET LOCAL name = ...`, which binds no parameters. Unlike
+ * `literal`, any text is accepted: an escape string (E'...') escapes quotes and backslashes the
+ * same way whatever standard_conforming_strings says. Only NUL, which no setting can hold, throws.
+ */
+export function settingLiteral(value: string): string {
+  if (value.includes('\0')) throw new TypeError('a setting cannot hold a NUL character');
+  return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}

@@ -1,4 +1,6 @@
 import type { Database, Tx } from '../db/types.js';
+import { internalScope } from '../roles.js';
+import { setLocal } from '../scope.js';
 import { MemoryError } from '../errors.js';
 import type { MemoryService } from '../service.js';
 import { TIER_TABLES, type DurableTier } from '../types.js';
@@ -129,12 +131,7 @@ function textOf(service: MemoryService, keys: Map<string, Uint8Array>, tier: Dur
 /** A transaction as memory_reembed for one tenant (no game, npc or participants in scope). */
 function asReembed<T>(db: Database, tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await tx.query(
-      `SELECT set_config('role', 'memory_reembed', true), set_config('memory.tenant', $1, true),
-              set_config('memory.game', '', true), set_config('memory.npc', '', true),
-              set_config('memory.participants', '', true), set_config('memory.key_id', '', true)`,
-      [tenantId],
-    );
+    await setLocal(tx, internalScope('memory_reembed', tenantId));
     return fn(tx);
   });
 }

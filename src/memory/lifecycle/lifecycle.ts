@@ -18,7 +18,7 @@ import { open } from '../crypto/cipher.js';
 import { kekRef } from '../crypto/data-keys.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Database, Tx } from '../db/types.js';
-import { inScope } from '../scope.js';
+import { inScope, setLocal } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import { rowAad } from '../crypto/sealed-rows.js';
 import { anomalyAad } from '../consolidation/consolidator.js';
@@ -336,8 +336,8 @@ async function endedAt(tx: Tx, tenantId: string, gameId: string): Promise<Date |
 
 /** Appends to the audit ledger as the admin role of the same tenant, then returns to lifecycle. */
 async function audit(tx: Tx, entry: Parameters<typeof appendAudit>[1]): Promise<void> {
-  await tx.query("SELECT set_config('role', 'memory_admin', true)");
+  await setLocal(tx, { role: 'memory_admin' });
   await appendAudit(tx, entry);
-  await tx.query("SELECT set_config('role', 'memory_lifecycle', true)");
+  await setLocal(tx, { role: 'memory_lifecycle' });
 }
 
