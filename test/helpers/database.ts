@@ -14,6 +14,45 @@ import type { Database } from '../../src/memory/db/types.js';
  */
 export const backend = process.env.DATABASE_URL ? 'postgres' : 'pglite';
 
+/**
+ * On Citus (`npm run test:citus`), DATABASE_URL is the coordinator and CITUS_WORKER_URLS lists the
+ * workers: a fresh database is created on every node with the citus and vector extensions, and the
+ * workers are registered with the coordinator in it, so that migrate() distributes its tables.
+ */
+export const citusWorkers = (process.env.CITUS_WORKER_URLS ?? '').split(',').filter(Boolean);
+export const onCitus = citusWorkers.length > 0;
+
+async function onNode(url: string, ...statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+function inDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function createCitusDatabase(coordinatorUrl: string, name: string): Promise<void> {
+  for (const worker of citusWorkers) {
+    await onNode(worker, `CREATE DATABASE ${name}`);
+    await onNode(inDatabase(worker, name), 'CREATE EXTENSION citus', 'CREATE EXTENSION vector');
+  }
+  const coordinator = new URL(coordinatorUrl);
+  await onNode(
+    inDatabase(coordinatorUrl, name),
+    'CREATE EXTENSION citus',
+    'CREATE EXTENSION vector',
+    `SELECT citus_set_coordinator_host('${coordinator.hostname}', ${Number(coordinator.port)})`,
+    ...citusWorkers.map((w) => `SELECT citus_add_node('${new URL(w).hostname}', ${Number(new URL(w).port)})`),
+  );
+}
+
 export interface TestDatabase {
   db: Database;
   /** Connection string of the fresh database (native PostgreSQL only). */
@@ -33,6 +72,7 @@ export async function openTestDatabase(options: { migrations?: Migration[]; migr
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`);
     await admin.end();
+    if (onCitus) await createCitusDatabase(adminUrl, name);
     const url = new URL(adminUrl);
     url.pathname = `/${name}`;
     const db = openPostgres(url.toString());
@@ -45,6 +85,7 @@ export async function openTestDatabase(options: { migrations?: Migration[]; migr
         await c.connect();
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         await c.end();
+        for (const worker of citusWorkers) await onNode(worker, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       },
     };
   }

@@ -5,6 +5,7 @@ import type { Database } from './types.js';
 import { MemoryError } from '../errors.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const CITUS_PROFILE = fileURLToPath(new URL('./citus.sql', import.meta.url));
 
 export interface Migration {
   version: number;
@@ -61,5 +62,42 @@ export async function migrate(db: Database, migrations?: Migration[]): Promise<{
       applied.push(migration.version);
     }
   });
+  await distribute(db);
   return { applied };
+}
+
+/**
+ * On Citus (the citus extension is installed in the database), the Citus profile of the schema
+ * (`citus.sql`): tables distributed by tenant, reference tables, and the policies in the form
+ * Citus takes. Runs after the numbered migrations on every start, in a transaction of its own;
+ * each of its steps skips what is done, so it distributes only tables that are new. Nothing
+ * happens on PostgreSQL without Citus or on PGlite.
+ */
+export async function distribute(db: Database): Promise<boolean> {
+  if (db.backend !== 'postgres') return false;
+  const { rows } = await db.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'");
+  if (rows.length === 0) return false;
+  const profile = await readFile(CITUS_PROFILE, 'utf8');
+  // One statement at a time: Citus propagates some statements to the workers as the text of the
+  // query they came in, which for a script would be the whole script.
+  await db.transaction(async (tx) => {
+    for (const statement of statements(profile)) await tx.exec(statement);
+  });
+  return true;
+}
+
+/** The statements of a script whose only quoting that can hide a `;` is `$$`, as citus.sql's. */
+function statements(script: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  for (const line of script.split('\n')) {
+    current += `${line}\n`;
+    const quoted = (current.match(/\$\$/g) ?? []).length % 2 === 1;
+    if (!quoted && /;\s*(--.*)?$/.test(line)) {
+      parts.push(current);
+      current = '';
+    }
+  }
+  if (current.trim()) parts.push(current);
+  return parts;
 }

@@ -1,0 +1,167 @@
+-- The Citus profile of the schema: run by migrate() after the numbered migrations, only when the
+-- citus extension is present, every time (each step skips what is already done, so a table a
+-- later migration adds is distributed on the next start).
+--
+-- Distribution column: tenant_id, for every table that has one, all co-located. One context
+-- assembly (every tier of one tenant, game, NPC and the participants present), one ingest, one
+-- game end and one erasure each touch one tenant, so each is answered by the one shard holding
+-- that tenant; the policies, roles and settings are those of one node. See README, "Citus".
+--
+-- What Citus cannot take as it is, and what is done instead:
+-- - Policies with subqueries (Citus refuses them on distributed tables): the scope accessors are
+--   called directly instead of as `(SELECT memory.scope_x())` (the same value), and the two
+--   EXISTS checks become functions of their own, reading the co-located shard of the same tenant.
+-- - Unique keys must include the distribution column: a unique index on (id) alone becomes one
+--   on (tenant_id, id) (row ids are random uuids; the tenant is part of every lookup).
+-- - Lookups before a tenant is known (an API key by its id) and the tenants themselves are
+--   reference tables (small, replicated to every node).
+-- - The job queue is claimed across tenants with FOR UPDATE SKIP LOCKED, which Citus does not run
+--   across shards: it stays on the coordinator (a Citus local table), without its foreign key to
+--   memory.games (a local table cannot reference a distributed one).
+SET LOCAL citus.enable_unsafe_triggers = on;
+SET LOCAL citus.multi_shard_modify_mode = 'sequential';
+
+-- Row-level security reads the scope's settings on the workers: the coordinator must send SET
+-- LOCAL on (for the connections opened after this; the node's own configuration should say so
+-- too). Only the coordinator needs it, so the statement is not propagated.
+SET LOCAL citus.enable_ddl_propagation = off;
+DO $$ BEGIN
+  EXECUTE format('ALTER DATABASE %I SET citus.propagate_set_commands = %L', current_database(), 'local');
+END $$;
+SET LOCAL citus.enable_ddl_propagation = on;
+
+-- Citus runs a statement's shard queries on connections to the workers as the role the statement
+-- runs as: on the workers (only there) the memory roles must be allowed to log in. They have no
+-- password; the workers' pg_hba.conf should admit them from the coordinator only. Repeated on
+-- every start, so that a worker added since gets it too.
+SELECT run_command_on_workers(format('ALTER ROLE %I LOGIN', r)) FROM unnest(ARRAY['memory_runtime', 'memory_admin', 'memory_worker', 'memory_lifecycle', 'memory_reembed']) r;
+
+-- The checks the policies made with EXISTS, as functions. They query a co-located table of the
+-- same tenant from inside a shard's statement, which Citus allows only when told to
+-- (allow_nested_distributed_execution): the row is on the same node, in the same transaction.
+CREATE OR REPLACE FUNCTION memory.subject_erased(tenant uuid, participant text) RETURNS boolean
+  LANGUAGE sql STABLE SET citus.allow_nested_distributed_execution = on
+  AS $$ SELECT EXISTS (SELECT 1 FROM memory.erased_subjects e
+                       WHERE e.tenant_id = tenant AND e.subject = memory.subject_hash(tenant, participant)) $$;
+CREATE OR REPLACE FUNCTION memory.game_open(tenant uuid, game text) RETURNS boolean
+  LANGUAGE sql STABLE SET citus.allow_nested_distributed_execution = on
+  AS $$ SELECT EXISTS (SELECT 1 FROM memory.games g WHERE g.tenant_id = tenant AND g.game_id = game AND g.ended_at IS NULL) $$;
+GRANT EXECUTE ON FUNCTION memory.subject_erased(uuid, text), memory.game_open(uuid, text) TO PUBLIC;
+
+-- Policies without subqueries: the same conditions, rewritten from their deparsed text.
+DO $$
+DECLARE
+  p record;
+  qual text;
+  checked text;
+BEGIN
+  FOR p IN SELECT * FROM pg_policies WHERE pg_policies.schemaname = 'memory' AND (pg_policies.qual ~ 'SELECT' OR pg_policies.with_check ~ 'SELECT') LOOP
+    qual := p.qual;
+    checked := p.with_check;
+    -- ( SELECT memory.scope_tenant() AS scope_tenant)  ->  memory.scope_tenant()
+    qual := regexp_replace(qual, '\(\s*SELECT (memory\.scope_\w+\(\)) AS \w+\)', '\1', 'g');
+    checked := regexp_replace(checked, '\(\s*SELECT (memory\.scope_\w+\(\)) AS \w+\)', '\1', 'g');
+    -- EXISTS (SELECT 1 FROM memory.erased_subjects e WHERE e.tenant_id = T AND e.subject = memory.subject_hash(T, P))
+    checked := regexp_replace(checked,
+      'EXISTS \( SELECT 1\s+FROM memory\.erased_subjects e\s+WHERE \(\(e\.tenant_id = [\w.()]+\) AND \(e\.subject = memory\.subject_hash\(([\w.()]+), ([\w.()]+)\)\)\)\)',
+      'memory.subject_erased(\1, \2)', 'g');
+    -- EXISTS (SELECT 1 FROM memory.games g WHERE g.tenant_id = T AND g.game_id = G AND g.ended_at IS NULL)
+    qual := regexp_replace(qual,
+      'EXISTS \( SELECT 1\s+FROM memory\.games g\s+WHERE \(\(g\.tenant_id = ([\w.()]+)\) AND \(g\.game_id = ([\w.()]+)\) AND \(g\.ended_at IS NULL\)\)\)',
+      'memory.game_open(\1, \2)', 'g');
+    checked := regexp_replace(checked,
+      'EXISTS \( SELECT 1\s+FROM memory\.games g\s+WHERE \(\(g\.tenant_id = ([\w.()]+)\) AND \(g\.game_id = ([\w.()]+)\) AND \(g\.ended_at IS NULL\)\)\)',
+      'memory.game_open(\1, \2)', 'g');
+    IF qual ~ 'SELECT' OR checked ~ 'SELECT' THEN
+      RAISE EXCEPTION 'policy % on memory.% has a subquery the Citus profile cannot rewrite: % / %', p.policyname, p.tablename, qual, checked;
+    END IF;
+    EXECUTE format('DROP POLICY %I ON memory.%I', p.policyname, p.tablename);
+    EXECUTE format('CREATE POLICY %I ON memory.%I AS %s FOR %s TO %s%s%s',
+      p.policyname, p.tablename, p.permissive, p.cmd,
+      (SELECT string_agg(quote_ident(r), ', ') FROM unnest(p.roles) r),
+      CASE WHEN qual IS NULL THEN '' ELSE format(' USING (%s)', qual) END,
+      CASE WHEN checked IS NULL THEN '' ELSE format(' WITH CHECK (%s)', checked) END);
+  END LOOP;
+END $$;
+
+-- Unique keys include the distribution column.
+DO $$
+DECLARE
+  i record;
+BEGIN
+  FOR i IN
+    SELECT c.relname AS tablename, ic.relname AS indexname, con.conname,
+           (SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY k.ord)
+              FROM unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
+              JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum) AS columns
+    FROM pg_index x
+    JOIN pg_class c ON c.oid = x.indrelid
+    JOIN pg_class ic ON ic.oid = x.indexrelid
+    JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'memory'
+    LEFT JOIN pg_constraint con ON con.conindid = x.indexrelid AND con.contype IN ('u', 'p')
+    WHERE x.indisunique
+      AND c.relname NOT IN ('tenants', 'api_keys', 'jobs')
+      AND NOT EXISTS (SELECT 1 FROM unnest(x.indkey) k(attnum)
+                      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum AND a.attname = 'tenant_id')
+  LOOP
+    IF i.conname IS NOT NULL THEN
+      EXECUTE format('ALTER TABLE memory.%I DROP CONSTRAINT %I', i.tablename, i.conname);
+    ELSE
+      EXECUTE format('DROP INDEX memory.%I', i.indexname);
+    END IF;
+    EXECUTE format('CREATE UNIQUE INDEX %I ON memory.%I (tenant_id, %s)', i.indexname, i.tablename, i.columns);
+  END LOOP;
+END $$;
+
+-- The job queue's foreign key to memory.games (see above).
+ALTER TABLE memory.jobs DROP CONSTRAINT IF EXISTS jobs_tenant_id_game_id_fkey;
+
+-- Reference tables, then every table with a tenant_id, then the queue. Foreign keys of tables not
+-- yet distributed are dropped first and added back at the end: Citus distributes a table only
+-- when what it references is distributed already, and tables that reference a new reference table
+-- would otherwise be turned into local tables that nothing can then distribute.
+DO $$
+DECLARE
+  t record;
+  f record;
+  fks text[] := '{}';
+  fk text;
+BEGIN
+  FOR f IN
+    SELECT con.conrelid::regclass AS tbl, con.conname, pg_get_constraintdef(con.oid) AS def
+    FROM pg_constraint con
+    WHERE con.contype = 'f' AND con.connamespace = 'memory'::regnamespace
+      AND NOT EXISTS (SELECT 1 FROM public.citus_tables ct WHERE ct.table_name = con.conrelid
+                                                             AND ct.citus_table_type IN ('distributed', 'reference'))
+  LOOP
+    -- A fact's link to the fact it superseded (ON DELETE SET NULL (supersedes)): Citus refuses SET
+    -- NULL on a key that includes the distribution column, so on Citus the link is not a foreign
+    -- key, and a deleted predecessor leaves it naming a row that is gone.
+    IF f.def !~ 'ON DELETE SET NULL' THEN
+      fks := fks || format('ALTER TABLE %s ADD CONSTRAINT %I %s', f.tbl, f.conname, f.def);
+    END IF;
+    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', f.tbl, f.conname);
+  END LOOP;
+
+  FOR t IN
+    SELECT c.oid::regclass AS tbl, c.relname FROM pg_class c
+    WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind = 'r'
+      AND NOT EXISTS (SELECT 1 FROM public.citus_tables ct WHERE ct.table_name = c.oid)
+    ORDER BY c.relname
+  LOOP
+    IF t.relname IN ('tenants', 'api_keys') THEN
+      PERFORM create_reference_table(t.tbl);
+    ELSIF t.relname = 'jobs' THEN
+      PERFORM citus_add_local_table_to_metadata(t.tbl);
+    ELSIF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.tbl AND a.attname = 'tenant_id' AND NOT a.attisdropped) THEN
+      -- 'default' co-location: every uuid-distributed table with the same shard count shares shards.
+      PERFORM create_distributed_table(t.tbl, 'tenant_id', colocate_with => 'default');
+    ELSE
+      RAISE EXCEPTION 'memory.% has no tenant_id: the Citus profile does not know where to put it', t.relname;
+    END IF;
+  END LOOP;
+
+  FOREACH fk IN ARRAY fks LOOP
+    EXECUTE fk;
+  END LOOP;
+END $$;
