@@ -39,9 +39,11 @@ const SETTINGS = ['role', 'memory.tenant', 'memory.game', 'memory.npc', 'memory.
  * the scope; a setting that does not arrive reads as NULL there, and matches nothing.
  */
 export function setLocalScript(settings: Readonly<Record<string, string>>): string {
-  return Object.entries(settings)
-    .map(([name, value]) => `SET LOCAL ${name} = ${settingLiteral(value)}`)
-    .join(';\n');
+  return setLocalStatements(settings).join(';\n');
+}
+
+function setLocalStatements(settings: Readonly<Record<string, string>>): string[] {
+  return Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = ${settingLiteral(value)}`);
 }
 
 /** Sets transaction-local settings (`setLocalScript`) in the open transaction. */
@@ -72,7 +74,7 @@ export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T
 /**
  * The hot read path in one round trip: the scope settings and the read statements go to the
  * server as one script, which runs as one implicit transaction, so the transaction-local scope
- * covers exactly these statements. Same policies, same role as `inScope`. The statements run as
+ * covers exactly these statements (on Citus, in an explicit transaction instead: see `batch`). Same policies, same role as `inScope`. The statements run as
  * prepared statements of the connection (planned once with their policies, not per call); their
  * values are inlined by the deliberately narrow `literal()` (ids, uuids, numbers, vectors; never
  * free text). Returns the rows of each statement, in order.
@@ -82,10 +84,6 @@ export async function readInScope(
   scope: Scope,
   statements: readonly { text: string; params: readonly unknown[] }[],
 ): Promise<Record<string, unknown>[][]> {
-  // SET LOCAL in a script is local to its implicit transaction, and as a utility statement it is
-  // neither planned nor answered with rows.
-  const setScope = setLocalScript(scopeSettings(scope));
   const reads = statements.map((s) => prepared(s.text, s.params));
-  const results = await db.batch([setScope, ...reads.map((r) => r.execute)].join(';\n'), reads.map((r) => r.statement));
-  return results.slice(SETTINGS.length);
+  return db.batch(reads.map((r) => r.execute).join(';\n'), reads.map((r) => r.statement), setLocalStatements(scopeSettings(scope)));
 }

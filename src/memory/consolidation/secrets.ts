@@ -10,6 +10,7 @@ import type { Sql } from '../db/types.js';
 import { inScope } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import { ensureGame } from '../store/ingest-requests.js';
+import { Values } from '../store/values.js';
 import { gameEnded } from '../lifecycle/guards.js';
 
 const aad = (tenantId: string, gameId: string, id: string) => ['secret', tenantId, gameId, id].join('\0');
@@ -33,18 +34,11 @@ export async function registerSecrets(
     const unique = [...new Map(secrets.map((s) => [`${s.kind}\0${s.text}`, s])).values()];
     if (unique.length > 0) {
       const ids = unique.map(() => randomUUID());
-      await tx.query(
-        `INSERT INTO memory.game_secrets (tenant_id, game_id, id, kind, key_id, ciphertext)
-         SELECT $1, $2, u.id, u.kind, $3, u.ciphertext FROM unnest($4::uuid[], $5::text[], $6::bytea[]) AS u(id, kind, ciphertext)`,
-        [
-          tenantId,
-          gameId,
-          keyId,
-          ids,
-          unique.map((s) => s.kind),
-          unique.map((s, i) => seal(key, Buffer.from(s.text, 'utf8'), aad(tenantId, gameId, ids[i]!))),
-        ],
-      );
+      const values = new Values([tenantId, gameId, keyId]);
+      for (const [i, s] of unique.entries()) {
+        values.row(['$1', '$2', values.bind(ids[i]), values.bind(s.kind), '$3', values.bind(seal(key, Buffer.from(s.text, 'utf8'), aad(tenantId, gameId, ids[i]!)))]);
+      }
+      await tx.query(`INSERT INTO memory.game_secrets (tenant_id, game_id, id, kind, key_id, ciphertext) ${values.sql}`, values.params);
     }
     return { gameId, registered: unique.length };
   });

@@ -3,6 +3,7 @@ import type { Sql } from '../db/types.js';
 import type { Scope } from '../scope.js';
 import { EPISODE_COLUMNS, factColumns, type EpisodeRow, type FactRow } from '../store/rows.js';
 import { scopeFilter } from '../store/scope-filter.js';
+import { Values } from '../store/values.js';
 import { TIER_TABLES, type FactTier } from '../types.js';
 
 /** Episodes of (tenant, game, npc) not consolidated yet, oldest first. */
@@ -32,11 +33,9 @@ export async function anyConsolidated(tx: Sql, tenantId: string, gameId: string,
 
 export async function markConsolidated(tx: Sql, tenantId: string, gameId: string, npcId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await tx.query(
-    `INSERT INTO memory.consolidated_episodes (tenant_id, game_id, npc_id, episode_id)
-     SELECT $1, $2, $3, unnest($4::uuid[]) ON CONFLICT DO NOTHING`,
-    [tenantId, gameId, npcId, ids],
-  );
+  const values = new Values([tenantId, gameId, npcId]);
+  for (const id of ids) values.row(['$1', '$2', '$3', values.bind(id)]);
+  await tx.query(`INSERT INTO memory.consolidated_episodes (tenant_id, game_id, npc_id, episode_id) ${values.sql} ON CONFLICT DO NOTHING`, values.params);
 }
 
 /** Current (not superseded, not invalidated) facts of a tier in scope with one of these keys. */

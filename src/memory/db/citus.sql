@@ -31,21 +31,32 @@ END $$;
 SET LOCAL citus.enable_ddl_propagation = on;
 
 -- Citus runs a statement's shard queries on connections to the workers as the role the statement
--- runs as: on the workers (only there) the memory roles must be allowed to log in. They have no
--- password; the workers' pg_hba.conf should admit them from the coordinator only. Repeated on
--- every start, so that a worker added since gets it too.
-SELECT run_command_on_workers(format('ALTER ROLE %I LOGIN', r)) FROM unnest(ARRAY['memory_runtime', 'memory_admin', 'memory_worker', 'memory_lifecycle', 'memory_reembed']) r;
+-- runs as, so on Citus the memory roles may log in. They have no password: pg_hba.conf decides
+-- (on the workers, admit them from the coordinator only). Set on the coordinator, from which
+-- Citus copies roles to every node, also to nodes added later.
+DO $$
+DECLARE r text;
+BEGIN
+  FOREACH r IN ARRAY ARRAY['memory_runtime', 'memory_admin', 'memory_worker', 'memory_lifecycle', 'memory_reembed'] LOOP
+    EXECUTE format('ALTER ROLE %I LOGIN', r);
+  END LOOP;
+END $$;
 
 -- The checks the policies made with EXISTS, as functions. They query a co-located table of the
 -- same tenant from inside a shard's statement, which Citus allows only when told to
 -- (allow_nested_distributed_execution): the row is on the same node, in the same transaction.
+-- PL/pgSQL, not SQL: Citus cannot plan a statement inside an SQL function that uses its parameters.
 CREATE OR REPLACE FUNCTION memory.subject_erased(tenant uuid, participant text) RETURNS boolean
-  LANGUAGE sql STABLE SET citus.allow_nested_distributed_execution = on
-  AS $$ SELECT EXISTS (SELECT 1 FROM memory.erased_subjects e
-                       WHERE e.tenant_id = tenant AND e.subject = memory.subject_hash(tenant, participant)) $$;
+  LANGUAGE plpgsql STABLE SET citus.allow_nested_distributed_execution = on
+  AS $$ BEGIN
+    RETURN EXISTS (SELECT 1 FROM memory.erased_subjects e
+                   WHERE e.tenant_id = tenant AND e.subject = memory.subject_hash(tenant, participant));
+  END $$;
 CREATE OR REPLACE FUNCTION memory.game_open(tenant uuid, game text) RETURNS boolean
-  LANGUAGE sql STABLE SET citus.allow_nested_distributed_execution = on
-  AS $$ SELECT EXISTS (SELECT 1 FROM memory.games g WHERE g.tenant_id = tenant AND g.game_id = game AND g.ended_at IS NULL) $$;
+  LANGUAGE plpgsql STABLE SET citus.allow_nested_distributed_execution = on
+  AS $$ BEGIN
+    RETURN EXISTS (SELECT 1 FROM memory.games g WHERE g.tenant_id = tenant AND g.game_id = game AND g.ended_at IS NULL);
+  END $$;
 GRANT EXECUTE ON FUNCTION memory.subject_erased(uuid, text), memory.game_open(uuid, text) TO PUBLIC;
 
 -- Policies without subqueries: the same conditions, rewritten from their deparsed text.

@@ -44,9 +44,10 @@ export async function openPGlite(dataDir?: string): Promise<Database> {
     // PGlite has one connection; its transaction() queues concurrent callers.
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     exec: sql.exec,
-    async batch(script, statements = []) {
+    async batch(script, statements = [], settings = []) {
       for (const { name, text } of statements) await prepare(name, text);
-      return (await pg.exec(script)).map((r) => r.rows as Record<string, unknown>[]);
+      const results = await pg.exec([...settings, script].join(';\n'));
+      return results.slice(settings.length).map((r) => r.rows as Record<string, unknown>[]);
     },
     close: () => pg.close(),
   };

@@ -23,6 +23,22 @@ function wrap(conn: pg.Pool | pg.PoolClient): Tx {
   };
 }
 
+/** The rows of each statement of a simple-protocol query (pg gives a bare result for a single one). */
+function rowsOf(result: unknown): Record<string, unknown>[][] {
+  const results = result as pg.QueryResult | pg.QueryResult[];
+  return (Array.isArray(results) ? results : [results]).map((r) => r.rows as Record<string, unknown>[]);
+}
+
+/** Whether the database is a Citus coordinator: asked once per pool. */
+function citusDetector(): (client: pg.PoolClient) => Promise<boolean> {
+  let answer: Promise<boolean> | undefined;
+  return (client) => {
+    answer ??= client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'").then((r) => r.rows.length > 0);
+    answer.catch(() => (answer = undefined));
+    return answer;
+  };
+}
+
 /** A connection error as ours (503 to callers); any other error as it is. */
 const classified = (error: unknown) => (isConnectionError(error) && !(error instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError({ cause: error }) : error);
 
@@ -79,6 +95,7 @@ export function openPostgres(connectionString: string, options: { max?: number; 
   pool.on('error', () => {});
   const sql = wrap(pool);
   const ensurePrepared = preparer();
+  const citus = citusDetector();
   const checkout = () => checkedOut(pool);
   return {
     backend: 'postgres',
@@ -110,7 +127,7 @@ export function openPostgres(connectionString: string, options: { max?: number; 
         throw classified(error);
       }
     },
-    async batch(script, prepare = []) {
+    async batch(script, prepare = [], settings = []) {
       let attempt = 0;
       for (;;) {
         let out: Awaited<ReturnType<typeof checkout>>;
@@ -124,11 +141,18 @@ export function openPostgres(connectionString: string, options: { max?: number; 
         const { client, done } = out;
         try {
           await ensurePrepared(client, prepare);
-          // The simple protocol returns one result per statement (a bare object for a single one).
-          const result = (await client.query({ text: script, types })) as unknown as pg.QueryResult | pg.QueryResult[];
+          let results: Record<string, unknown>[][];
+          if (settings.length > 0 && (await citus(client))) {
+            await client.query('BEGIN');
+            await client.query(settings.join(';\n'));
+            results = rowsOf(await client.query({ text: `${script};\nCOMMIT`, types })).slice(0, -1);
+          } else {
+            results = rowsOf(await client.query({ text: [...settings, script].join(';\n'), types })).slice(settings.length);
+          }
           done();
-          return (Array.isArray(result) ? result : [result]).map((r) => r.rows as Record<string, unknown>[]);
+          return results;
         } catch (error) {
+          if (!isConnectionError(error)) await client.query('ROLLBACK').catch(() => {});
           done(error);
           throw classified(error);
         }

@@ -41,7 +41,12 @@ export interface Database extends Sql {
    * PostgreSQL plans the statement and its row-level security policies once per connection
    * instead of on every call. A prepared plan re-checks its role at execution and is
    * re-planned if a policy or table changes.
+   *
+   * `settings` are `SET LOCAL` statements the script runs under; only the script's
+   * own results are returned. On one node they go in the same round trip. On Citus, which sends
+   * the whole text of the query a `SET LOCAL` came in to its workers, they go first, on their own,
+   * in an explicit transaction.
    */
-  batch(script: string, prepare?: readonly PreparedStatement[]): Promise<Record<string, unknown>[][]>;
+  batch(script: string, prepare?: readonly PreparedStatement[], settings?: readonly string[]): Promise<Record<string, unknown>[][]>;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import type { Sql } from '../db/types.js';
 import type { Scope } from '../scope.js';
 import { EPISODE_COLUMNS, type EpisodeRow } from './rows.js';
 import { scopeFilter } from './scope-filter.js';
+import { Values } from './values.js';
 
 export interface NewEpisodeRow {
   id: string;
@@ -21,27 +22,16 @@ export interface NewEpisodeRow {
 /** Appends episodes for one npc in one multi-row statement (the scope's game and tenant). */
 export async function insertEpisodes(tx: Sql, tenantId: string, gameId: string, rows: readonly NewEpisodeRow[]): Promise<void> {
   if (rows.length === 0) return;
+  const values = new Values([tenantId, gameId]);
+  for (const r of rows) {
+    const v = (value: unknown, cast?: string) => values.bind(value, cast);
+    values.row([v(r.id), '$1', '$2', v(r.npcId), v(r.roomId), v(r.participantId), v(r.ts), v(r.targeted), v(r.anonymous), v(r.keyId), v(r.ciphertext), v(r.embedding, '::vector'), v(r.embedder)]);
+  }
   await tx.query(
     `INSERT INTO memory.episodic
        (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding, embedder)
-     SELECT u.id, $1, $2, u.npc_id, u.room_id, u.participant_id, u.ts, u.targeted, u.anonymous, u.key_id, u.ciphertext, u.embedding::vector, u.embedder
-     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::boolean[], $9::boolean[], $10::uuid[], $11::bytea[], $12::text[], $13::text[])
-       AS u(id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding, embedder)`,
-    [
-      tenantId,
-      gameId,
-      rows.map((r) => r.id),
-      rows.map((r) => r.npcId),
-      rows.map((r) => r.roomId),
-      rows.map((r) => r.participantId),
-      rows.map((r) => r.ts),
-      rows.map((r) => r.targeted),
-      rows.map((r) => r.anonymous),
-      rows.map((r) => r.keyId),
-      rows.map((r) => r.ciphertext),
-      rows.map((r) => r.embedding),
-      rows.map((r) => r.embedder),
-    ],
+     ${values.sql}`,
+    values.params,
   );
 }
 

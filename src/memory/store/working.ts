@@ -39,7 +39,7 @@ export async function putWorkingAndLog(
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
        ON CONFLICT (tenant_id, game_id, room_id, npc_id) DO UPDATE SET
          last_seq = EXCLUDED.last_seq, state_version = EXCLUDED.state_version,
-         key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext, updated_at = now()
+         key_id = EXCLUDED.key_id, ciphertext = EXCLUDED.ciphertext, updated_at = EXCLUDED.updated_at
        RETURNING 1)
      INSERT INTO memory.context_log (id, tenant_id, game_id, npc_id, room_id, state_version, record)
      VALUES ($9, $1, $2, $4, $3, $6, $10::jsonb)`,
