@@ -14,7 +14,14 @@ set -euo pipefail
 cmd=${1:?usage: citus-cluster.sh start|stop DIR}
 dir=${2:?usage: citus-cluster.sh start|stop DIR}
 bin=$(pg_config --bindir)
-BASE_PORT=${CITUS_BASE_PORT:-9701}
+# Three consecutive free ports, from CITUS_BASE_PORT if given.
+free() { ! (ss -ltnH 2>/dev/null | awk '{print $4}' | grep -qE ":$1\$"); }
+if [ -n "${CITUS_BASE_PORT:-}" ]; then
+  BASE_PORT=$CITUS_BASE_PORT
+else
+  BASE_PORT=$((20000 + RANDOM % 20000))
+  until free "$BASE_PORT" && free $((BASE_PORT + 1)) && free $((BASE_PORT + 2)); do BASE_PORT=$((BASE_PORT + 3)); done
+fi
 NODES=(coordinator worker1 worker2)
 
 as_postgres() {
@@ -25,6 +32,7 @@ port_of() { echo $((BASE_PORT + $1)); }
 
 case "$cmd" in
 start)
+  [ -e "$dir/env" ] && { echo "a cluster already runs in $dir" >&2; exit 1; }
   mkdir -p "$dir"
   [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
   for i in "${!NODES[@]}"; do
