@@ -64,6 +64,25 @@ describe.skipIf(!onCitus)('isolation attacks peculiar to Citus, as the runtime r
     expect(rows[0]!.nodes).toBe(citusWorkers.length);
   });
 
+  it('finds on every shard the policies of its table on the coordinator, permissive and restrictive alike', async () => {
+    const policies = `SELECT regexp_replace(c.relname, '_[0-9]+$', '') AS tbl, p.polname, p.polpermissive, p.polcmd,
+                             (SELECT array_agg(r.rolname ORDER BY r.rolname) FROM pg_roles r WHERE r.oid = ANY (p.polroles)) AS roles
+                      FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'memory'`;
+    const key = (r: Record<string, unknown>) => `${String(r.tbl)}|${String(r.polname)}|${String(r.polpermissive)}|${String(r.polcmd)}|${String(r.roles)}`;
+    const coordinator = new Set((await database.db.query(policies)).rows.map(key));
+    expect(coordinator.size).toBeGreaterThan(0);
+    for (const workerUrl of citusWorkers) {
+      const url = new URL(workerUrl);
+      url.pathname = new URL(database.url!).pathname;
+      await withClient(url.toString(), async (c) => {
+        await c.query('SET citus.override_table_visibility = off');
+        const onShards = (await c.query(`${policies} WHERE c.relname ~ '_[0-9]+$'`)).rows.map(key);
+        expect(onShards.length).toBeGreaterThan(0);
+        expect(onShards.filter((k) => !coordinator.has(k))).toEqual([]);
+      });
+    }
+  });
+
   it('shows a scope set with a session-level SET nothing: the setting never reaches the workers', async () => {
     await withClient(database.url!, async (c) => {
       await c.query('SET ROLE memory_runtime');

@@ -11,6 +11,8 @@
 -- - Policies with subqueries (Citus refuses them on distributed tables): the scope accessors are
 --   called directly instead of as `(SELECT memory.scope_x())` (the same value), and the two
 --   EXISTS checks become functions of their own, reading the co-located shard of the same tenant.
+-- - Restrictive policies (Citus would copy them onto shards as permissive ones): folded into the
+--   permissive policies they narrow.
 -- - Unique keys must include the distribution column: a unique index on (id) alone becomes one
 --   on (tenant_id, id) (row ids are random uuids; the tenant is part of every lookup).
 -- - Lookups before a tenant is known (an API key by its id) and the tenants themselves are
@@ -58,6 +60,32 @@ CREATE OR REPLACE FUNCTION memory.game_open(tenant uuid, game text) RETURNS bool
     RETURN EXISTS (SELECT 1 FROM memory.games g WHERE g.tenant_id = tenant AND g.game_id = game AND g.ended_at IS NULL);
   END $$;
 GRANT EXECUTE ON FUNCTION memory.subject_erased(uuid, text), memory.game_open(uuid, text) TO PUBLIC;
+
+-- Citus copies a table's policies onto its shards without AS RESTRICTIVE: a restrictive policy
+-- would become permissive there, and widen what it should narrow. Each one is folded instead into
+-- the permissive policies of its table that it narrows (same command, roles among its roles), and
+-- dropped.
+DO $$
+DECLARE
+  r record;
+  p record;
+BEGIN
+  FOR r IN SELECT * FROM pg_policies WHERE pg_policies.schemaname = 'memory' AND pg_policies.permissive = 'RESTRICTIVE' LOOP
+    FOR p IN
+      SELECT * FROM pg_policies q
+      WHERE q.schemaname = 'memory' AND q.tablename = r.tablename AND q.permissive = 'PERMISSIVE'
+        AND (q.cmd = 'ALL' OR r.cmd = 'ALL' OR q.cmd = r.cmd) AND q.roles && r.roles
+    LOOP
+      IF NOT (p.roles <@ r.roles) THEN
+        RAISE EXCEPTION 'cannot fold restrictive policy % into % on memory.%: they name different roles', r.policyname, p.policyname, r.tablename;
+      END IF;
+      EXECUTE format('ALTER POLICY %I ON memory.%I%s%s', p.policyname, p.tablename,
+        CASE WHEN r.qual IS NULL OR p.qual IS NULL THEN '' ELSE format(' USING ((%s) AND (%s))', p.qual, r.qual) END,
+        CASE WHEN r.with_check IS NULL THEN '' ELSE format(' WITH CHECK ((%s) AND (%s))', coalesce(p.with_check, p.qual), r.with_check) END);
+    END LOOP;
+    EXECUTE format('DROP POLICY %I ON memory.%I', r.policyname, r.tablename);
+  END LOOP;
+END $$;
 
 -- Policies without subqueries: the same conditions, rewritten from their deparsed text.
 DO $$

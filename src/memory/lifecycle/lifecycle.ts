@@ -18,7 +18,7 @@ import { open } from '../crypto/cipher.js';
 import { kekRef } from '../crypto/data-keys.js';
 import type { Keyring } from '../crypto/keyring.js';
 import type { Database, Tx } from '../db/types.js';
-import { inScope, setLocal } from '../scope.js';
+import { inScope } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import { rowAad } from '../crypto/sealed-rows.js';
 import { anomalyAad } from '../consolidation/consolidator.js';
@@ -334,10 +334,12 @@ async function endedAt(tx: Tx, tenantId: string, gameId: string): Promise<Date |
   return rows[0]?.ended_at ? new Date(rows[0].ended_at) : undefined;
 }
 
-/** Appends to the audit ledger as the admin role of the same tenant, then returns to lifecycle. */
+/**
+ * Appends to the audit ledger as memory_lifecycle itself (migration 0004 lets it append for its
+ * tenant). No switch of role within the transaction: on Citus the worker connections are logged
+ * in as the role a statement runs as, and one role cannot become another there.
+ */
 async function audit(tx: Tx, entry: Parameters<typeof appendAudit>[1]): Promise<void> {
-  await setLocal(tx, { role: 'memory_admin' });
   await appendAudit(tx, entry);
-  await setLocal(tx, { role: 'memory_lifecycle' });
 }
 
