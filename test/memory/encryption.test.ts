@@ -344,11 +344,14 @@ describe('encryption at rest', () => {
         clue: (await database.db.query<{ c: unknown }>('SELECT ciphertext AS c FROM memory.clues WHERE id = $1', [victim.id])).rows[0]!.c,
         episode: (await database.db.query<{ c: unknown }>('SELECT ciphertext AS c FROM memory.episodic WHERE id = $1', [victimEpisode])).rows[0]!.c,
       };
-      await database.db.query('UPDATE memory.clues SET ciphertext = (SELECT ciphertext FROM memory.clues WHERE id = $2) WHERE id = $1', [victim.id, donor.id]);
-      await database.db.query('UPDATE memory.episodic SET ciphertext = (SELECT ciphertext FROM memory.episodic WHERE id = $2) WHERE id = $1', [
-        victimEpisode,
-        donorEpisode,
-      ]);
+      // Read the donor's ciphertext, write it over the victim's (two statements: on Citus a row's
+      // subquery may not read another shard's row).
+      const copy = async (table: string, to: string, from: string) => {
+        const { rows } = await database.db.query<{ c: unknown }>(`SELECT ciphertext AS c FROM memory.${table} WHERE id = $1`, [from]);
+        await database.db.query(`UPDATE memory.${table} SET ciphertext = $2 WHERE id = $1`, [to, rows[0]!.c]);
+      };
+      await copy('clues', victim.id, donor.id);
+      await copy('episodic', victimEpisode, donorEpisode);
     });
 
     it('fails authentication on GET by id: the altered row is not found rather than showing the donor row\'s text', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { setLocal } from '../../src/memory/scope.js';
 import { buildFixture, sqlIsolationViolations, type Fixture } from '../helpers/fixture.js';
 import { inScope } from '../../src/memory/scope.js';
 
@@ -47,7 +48,7 @@ describe('database-enforced isolation, attacked at the SQL level as the runtime 
 
   it('sees nothing at all when no scope is set', async () => {
     const seen = await database.db.transaction(async (tx) => {
-      await tx.query("SELECT set_config('role', 'memory_runtime', true)");
+      await setLocal(tx, { role: 'memory_runtime' });
       const tables = ['episodic', 'clues', 'social', 'lore', 'fragments', 'procedural', 'data_keys', 'games', 'api_keys', 'tenants'];
       let total = 0;
       for (const t of tables) total += Number((await tx.query<{ n: number }>(`SELECT count(*) AS n FROM memory.${t}`)).rows[0]!.n);

@@ -1,6 +1,7 @@
 /** Every SQL statement of the cloning pipeline, its lineage trace and invalidation. */
 import type { Sql, Tx } from '../db/types.js';
 import { setLocal } from '../scope.js';
+import { Values } from '../store/values.js';
 import { factColumns, type FactRow } from '../store/rows.js';
 import { latestProcedural } from '../store/procedural.js';
 import type { Lineage } from '../types.js';
@@ -131,12 +132,14 @@ export interface LineageRow {
 
 export async function insertLineageRows(tx: Sql, tenantId: string, rows: readonly LineageRow[]): Promise<void> {
   if (rows.length === 0) return;
+  const values = new Values([tenantId]);
+  for (const r of rows) {
+    const v = (value: unknown) => values.bind(value);
+    values.row(['$1', v(r.operation_id), v(r.tier), v(r.row_id), v(r.npc_id), v(r.participant_id), v(r.source_npc), v(r.source_row_id)]);
+  }
   await tx.query(
-    `INSERT INTO memory.clone_rows (tenant_id, operation_id, tier, row_id, npc_id, participant_id, source_npc, source_row_id)
-     SELECT $1, operation_id, tier, row_id, npc_id, participant_id, source_npc, source_row_id
-       FROM jsonb_to_recordset($2::jsonb) AS r(operation_id uuid, tier text, row_id text, npc_id text,
-                                              participant_id text, source_npc text, source_row_id text)`,
-    [tenantId, JSON.stringify(rows)],
+    `INSERT INTO memory.clone_rows (tenant_id, operation_id, tier, row_id, npc_id, participant_id, source_npc, source_row_id) ${values.sql}`,
+    values.params,
   );
 }
 

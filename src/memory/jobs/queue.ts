@@ -205,12 +205,13 @@ export async function failJob(
         [job.tenantId, job.kind, job.gameId, job.npcId, job.id, now, `merged into job ${job.id}`],
       );
     }
+    // Times are computed here, not in SQL: Citus refuses non-immutable expressions (timestamptz
+    // arithmetic) inside CASE.
     await tx.query(
       `UPDATE memory.jobs SET state = $3, locked_by = NULL, locked_until = NULL, last_error = $4, updated_at = $5,
-              run_at = CASE WHEN $3 = 'queued' THEN $5::timestamptz + make_interval(secs => $6::double precision / 1000) ELSE run_at END,
-              finished_at = CASE WHEN $3 = 'dead' THEN $5::timestamptz ELSE NULL END
+              run_at = coalesce($6, run_at), finished_at = $7
         WHERE id = $1 AND locked_by = $2`,
-      [job.id, workerId, dead ? 'dead' : 'queued', message, now, delayMs],
+      [job.id, workerId, dead ? 'dead' : 'queued', message, now, dead ? null : new Date(now.getTime() + delayMs), dead ? now : null],
     );
     return dead ? 'dead' : 'queued';
   });

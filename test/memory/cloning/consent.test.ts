@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend, openTestDatabase, tempDir, type TestDatabase } from '../../helpers/database.js';
+import { setLocal } from '../../../src/memory/scope.js';
 import { memorySystemOn } from '../../helpers/fixture.js';
 import type { MemorySystem } from '../../../src/memory/system.js';
 import { ConsentTokens, type ConsentClaims } from '../../../src/memory/cloning/consent.js';
@@ -100,7 +101,7 @@ describe(`consent tokens (${backend})`, () => {
     expect(res.statusCode).toBe(403);
     const direct = await database.db
       .transaction(async (tx) => {
-        await tx.query("SELECT set_config('role', 'memory_runtime', true), set_config('memory.tenant', $1, true), set_config('memory.participants', $2, true)", [tenant.tenantId, P1]);
+        await setLocal(tx, { role: 'memory_runtime', 'memory.tenant': tenant.tenantId, 'memory.participants': P1 });
         await tx.query(
           `INSERT INTO memory.consents (tenant_id, consent_id, participant_id, source_npc, target_npc, purpose, token, expires_at) VALUES ($1, gen_random_uuid(), $2, 'x', 'y', 'clone', 't', now())`,
           [tenant.tenantId, P2],

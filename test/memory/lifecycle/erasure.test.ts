@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kekRef } from '../../../src/memory/crypto/data-keys.js';
 import { canonicalJson } from '../../../src/memory/audit/ledger.js';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { setLocal } from '../../../src/memory/scope.js';
 import { factsOf, harness, type Harness } from './support.js';
 
 const GONE = 'part-gone0001';
@@ -84,7 +85,7 @@ describe('erasure (GDPR): a participant erased across every npc and game, with a
     // Underneath, the database refuses a new participant key for the subject whatever the code does.
     await expect(
       database.db.transaction(async (tx) => {
-        await tx.query(`SELECT set_config('role', 'memory_runtime', true), set_config('memory.tenant', $1, true), set_config('memory.participants', $2, true)`, [h.tenantId, GONE]);
+        await setLocal(tx, { role: 'memory_runtime', 'memory.tenant': h.tenantId, 'memory.participants': GONE });
         await tx.query(`INSERT INTO memory.data_keys (tenant_id, scope_kind, scope_ref, kek_ref, wrapped) VALUES ($1, 'participant', $2, 'participant.x', '\\x00')`, [h.tenantId, GONE]);
       }),
     ).rejects.toMatchObject({ code: '42501' });
