@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { openPGlite } from '../../src/memory/db/pglite.js';
 import { openPostgres } from '../../src/memory/db/postgres.js';
+import { createCitusDatabase, dropCitusDatabase, inDatabase } from '../../src/memory/db/citus-nodes.js';
 import { migrate, type Migration } from '../../src/memory/db/migrate.js';
 import type { Database } from '../../src/memory/db/types.js';
 
@@ -22,37 +23,6 @@ export const backend = process.env.DATABASE_URL ? 'postgres' : 'pglite';
 export const citusWorkers = (process.env.CITUS_WORKER_URLS ?? '').split(',').filter(Boolean);
 export const onCitus = citusWorkers.length > 0;
 
-async function onNode(url: string, ...statements: string[]): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    for (const statement of statements) await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-function inDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function createCitusDatabase(coordinatorUrl: string, name: string): Promise<void> {
-  for (const worker of citusWorkers) {
-    await onNode(worker, `CREATE DATABASE ${name}`);
-    await onNode(inDatabase(worker, name), 'CREATE EXTENSION citus', 'CREATE EXTENSION vector');
-  }
-  const coordinator = new URL(coordinatorUrl);
-  await onNode(
-    inDatabase(coordinatorUrl, name),
-    'CREATE EXTENSION citus',
-    'CREATE EXTENSION vector',
-    `SELECT citus_set_coordinator_host('${coordinator.hostname}', ${Number(coordinator.port)})`,
-    ...citusWorkers.map((w) => `SELECT citus_add_node('${new URL(w).hostname}', ${Number(new URL(w).port)})`),
-  );
-}
-
 export interface TestDatabase {
   db: Database;
   /** Connection string of the fresh database (native PostgreSQL only). */
@@ -68,24 +38,27 @@ export async function openTestDatabase(options: { migrations?: Migration[]; migr
     result = { db, drop: () => db.close() };
   } else {
     const name = `memory_test_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    if (onCitus) await createCitusDatabase(adminUrl, name);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const db = openPostgres(url.toString());
+    let url: string;
+    if (onCitus) {
+      url = await createCitusDatabase(adminUrl, citusWorkers, name);
+    } else {
+      const admin = new pg.Client({ connectionString: adminUrl });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      url = inDatabase(adminUrl, name);
+    }
+    const db = openPostgres(url);
     result = {
       db,
-      url: url.toString(),
+      url,
       async drop() {
         await db.close();
+        if (onCitus) return dropCitusDatabase(adminUrl, citusWorkers, name);
         const c = new pg.Client({ connectionString: adminUrl });
         await c.connect();
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         await c.end();
-        for (const worker of citusWorkers) await onNode(worker, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       },
     };
   }
