@@ -6,14 +6,17 @@
  * RLS, decryption) beside the same search run raw (owner/superuser, no RLS, no decryption) in
  * the same run, at each size. Prints a table and writes docs/benchmarks.md.
  */
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { execSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
+import path from 'node:path';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import pg from 'pg';
 import { openPGlite } from '../src/memory/db/pglite.js';
 import { openPostgres } from '../src/memory/db/postgres.js';
+import { createCitusDatabase, dropCitusDatabase } from '../src/memory/db/citus-nodes.js';
 import { migrate } from '../src/memory/db/migrate.js';
 import type { Database } from '../src/memory/db/types.js';
 import { buildMemorySystem } from '../src/memory/system.js';
@@ -39,7 +42,7 @@ import type { TurnTimings } from '../src/npc/metrics.js';
 import { tempDir } from '../test/helpers/database.js';
 
 const program = new Command('bench')
-  .option('--backend <which>', 'pglite, postgres or both', 'both')
+  .option('--backend <which>', 'pglite, postgres, citus, a comma-separated list, both (pglite,postgres) or all', 'both')
   .option('--sizes <list>', 'episodic row counts to measure at', '10000,200000')
   .option('--games-per-10k <n>', 'games per 10,000 rows (100 rows per game)', '100')
   .option('--queries <n>', 'search queries per measurement', '1000')
@@ -77,6 +80,7 @@ async function openBackend(which: string): Promise<{ db: Database; drop(): Promi
     const db = await openPGlite();
     return { db, drop: () => db.close() };
   }
+  if (which === 'citus') return openCitus();
   const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -98,6 +102,39 @@ async function openBackend(which: string): Promise<{ db: Database; drop(): Promi
   };
 }
 
+/**
+ * A Citus coordinator and two workers on this machine: those of CITUS_COORDINATOR_URL and
+ * CITUS_WORKER_URLS, else a cluster of its own (scripts/citus-cluster.sh), stopped afterwards.
+ * Coordinator and workers share the machine's cores with the benchmark.
+ */
+async function openCitus(): Promise<{ db: Database; drop(): Promise<void> }> {
+  let coordinator = process.env.CITUS_COORDINATOR_URL;
+  let workers = (process.env.CITUS_WORKER_URLS ?? '').split(',').filter(Boolean);
+  let stop = async () => {};
+  if (!coordinator) {
+    const { dir, remove } = await tempDir('bench-citus');
+    const cluster = path.join(dir, 'cluster');
+    execFileSync('bash', ['scripts/citus-cluster.sh', 'start', cluster], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const env = Object.fromEntries(readFileSync(path.join(cluster, 'env'), 'utf8').trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
+    coordinator = env.CITUS_COORDINATOR_URL!;
+    workers = env.CITUS_WORKER_URLS!.split(',');
+    stop = async () => {
+      execFileSync('bash', ['scripts/citus-cluster.sh', 'stop', cluster], { stdio: 'ignore' });
+      await remove();
+    };
+  }
+  await dropCitusDatabase(coordinator, workers, 'memory_bench');
+  const db = openPostgres(await createCitusDatabase(coordinator, workers, 'memory_bench'));
+  return {
+    db,
+    async drop() {
+      await db.close();
+      await dropCitusDatabase(coordinator, workers, 'memory_bench');
+      await stop();
+    },
+  };
+}
+
 async function benchBackend(which: string): Promise<Row[]> {
   const { db, drop } = await openBackend(which);
   const keys = await tempDir('bench-keyring');
@@ -112,6 +149,8 @@ async function benchBackend(which: string): Promise<Row[]> {
     let seededGames = 0;
     let ingestSeconds = 0;
     let ingested = 0;
+    // The context's own facts first: context assembly is then measured at every size.
+    await seedContext(which, system, tenantId);
     for (const size of sizes) {
       const targetGames = Math.ceil(size / ROWS_PER_GAME);
       // Seed through the real ingest path, a few batches at a time.
@@ -201,9 +240,8 @@ async function benchBackend(which: string): Promise<Row[]> {
         rawP99: percentile(raw, 99),
         plainP50: percentile(plain, 50),
       });
+      contextRows.push(await benchContext(which, system, tenantId));
     }
-    await seedContext(which, system, tenantId);
-    contextRows.push(await benchContext(which, system, tenantId));
     // The same assembly with the default embedder: the query of each turn embedded by the
     // sentence encoder (a new text each turn: no cache hit), as its own stage.
     const encoder = new TimedEmbedder(new SentenceEncoderEmbedder());
@@ -461,7 +499,7 @@ async function benchEncoder(): Promise<EncoderRow> {
 const loadAtStart = os.loadavg()[0]!;
 const encoderRow = await benchEncoder();
 
-const backends = opts.backend === 'both' ? ['pglite', 'postgres'] : [opts.backend];
+const backends = { both: ['pglite', 'postgres'], all: ['pglite', 'postgres', 'citus'] }[opts.backend] ?? opts.backend.split(',');
 const results: Row[] = [];
 for (const b of backends) results.push(...(await benchBackend(b)));
 

@@ -5,6 +5,7 @@
  * | part          | growing sizes                     | baseline in the same run                     |
  * |---------------|-----------------------------------|----------------------------------------------|
  * | store/search  | episodic rows                     | raw SQL floor (owner, no RLS, no decryption) |
+ * | citus         | 200,000 -> 1,000,000 memories     | single-node PostgreSQL, same run and data    |
  * | context       | memories stored                   | naive whole-history context (tokens)         |
  * | NPC turn      | (at the largest store)            | stage breakdown                              |
  * | consolidation | episodes per job                  | rule extractor alone, no database            |
@@ -23,7 +24,7 @@ import { Command } from 'commander';
 const opts = new Command('bench')
   .option('--quick', 'small sizes (about a minute); the full run takes several minutes')
   .option('--backend <which>', 'pglite, postgres or both', 'both')
-  .option('--only <parts>', 'comma-separated: store,consolidation,engine,load')
+  .option('--only <parts>', 'comma-separated: store,citus,consolidation,engine,load')
   .option('--out <file>', 'markdown report', 'docs/benchmarks.md')
   .parse()
   .opts<{ quick?: boolean; backend: string; only?: string; out: string }>();
@@ -34,6 +35,12 @@ const parts = [
     name: 'store',
     title: 'Store, retrieval, context assembly and NPC turn',
     cmd: ['npx', 'tsx', 'bench/run.ts', '--backend', opts.backend, ...(opts.quick ? ['--sizes', '2000,10000', '--queries', '200'] : [])],
+  },
+  {
+    name: 'citus',
+    title: 'Citus beside single-node PostgreSQL',
+    // Its own cluster of a coordinator and two workers on this machine (scripts/citus-cluster.sh).
+    cmd: ['npx', 'tsx', 'bench/run.ts', '--backend', 'postgres,citus', ...(opts.quick ? ['--sizes', '2000,10000', '--queries', '200'] : ['--sizes', '200000,1000000', '--queries', '300'])],
   },
   {
     name: 'consolidation',

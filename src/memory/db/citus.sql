@@ -20,6 +20,10 @@
 -- - The job queue is claimed across tenants with FOR UPDATE SKIP LOCKED, which Citus does not run
 --   across shards: it stays on the coordinator (a Citus local table), without its foreign key to
 --   memory.games (a local table cannot reference a distributed one).
+-- - A fact's `supersedes` link is not a foreign key (Citus refuses ON DELETE SET NULL on a key that
+--   includes the distribution column).
+-- - Triggers (the ledger's append-only guard, the embedder column's) run on the shards: Citus takes
+--   them only when told to (enable_unsafe_triggers), as they touch no other row.
 SET LOCAL citus.enable_unsafe_triggers = on;
 SET LOCAL citus.multi_shard_modify_mode = 'sequential';
 
