@@ -38,6 +38,7 @@ import { OfflineResponder } from './npc/offline-responder.js';
 import { OpenAIChatProvider } from './npc/openai-provider.js';
 import { npcOperatorRoutes } from './npc/operator-routes.js';
 import type { ModelProvider } from './npc/types.js';
+import { closeWithin } from './boundary/close.js';
 
 export interface SystemConfig extends Config {
   /** Keep the PGlite database in memory (tests); (Default: on disk in dataDir) */
@@ -130,7 +131,7 @@ export async function startServices(config: SystemConfig & { services: readonly 
 
     if (runs('registry')) {
       const registryApp = await buildRegistryApp({ registry: await NameRegistry.load() });
-      closers.unshift(() => registryApp.close());
+      closers.unshift(() => closeWithin(registryApp));
       running.registryApp = registryApp;
       running.urls.registry = await registryApp.listen({ host: config.host, port: config.registryPort });
     }
@@ -201,7 +202,7 @@ async function startEngine(
   running.runtime = runtime;
 
   const engineApp = await buildEngineApp({ engine, registry: registryClient });
-  closers.unshift(() => engineApp.app.close());
+  closers.unshift(() => closeWithin(engineApp.app));
   running.engineApp = engineApp;
   // The operator token is kept as text, so an operator can paste it: data/keys/operator.token.
   const operatorToken = Buffer.from(await secretFile(config.keyringDir, 'operator-token.key')).toString('base64url');

@@ -19,6 +19,7 @@ import { enqueue } from './jobs/queue.js';
 import { Worker } from './jobs/worker.js';
 import { Lifecycle } from './lifecycle/lifecycle.js';
 import { asWorker, type Clock } from './roles.js';
+import { closeWithin } from '../boundary/close.js';
 
 export interface MemoryConfig {
   /** Native PostgreSQL connection string; when absent the embedded PGlite is used. */
@@ -136,7 +137,7 @@ export async function buildMemorySystem(db: Database, config: Omit<MemoryConfig,
     app,
     async close() {
       await Promise.all(workers.map((w) => w.stop()));
-      await app.close();
+      await closeWithin(app);
       await db.close();
     },
   };
