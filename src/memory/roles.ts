@@ -1,5 +1,5 @@
 import type { Database, Tx } from './db/types.js';
-import { setLocal } from './scope.js';
+import { scopeSettings, setLocal } from './scope.js';
 
 /**
  * Transactions as the two internal roles of migration 0003. Neither is ever chosen by a
@@ -14,22 +14,18 @@ export interface LifecycleScope {
   gameId?: string;
 }
 
-/** The settings of an internal role's transaction: the role, a tenant and maybe a game, nothing else in scope. */
-export function internalScope(role: string, tenantId = '', gameId = ''): Record<string, string> {
-  return { role, 'memory.tenant': tenantId, 'memory.game': gameId, 'memory.npc': '', 'memory.participants': '', 'memory.key_id': '' };
-}
 
 export function asLifecycle<T>(db: Database, scope: LifecycleScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
   if (!scope.tenantId) throw new Error('a lifecycle operation needs a tenant (a bug in the caller)');
   return db.transaction(async (tx) => {
-    await setLocal(tx, internalScope('memory_lifecycle', scope.tenantId, scope.gameId));
+    await setLocal(tx, scopeSettings('memory_lifecycle', scope));
     return fn(tx);
   });
 }
 
 export function asWorker<T>(db: Database, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await setLocal(tx, internalScope('memory_worker'));
+    await setLocal(tx, scopeSettings('memory_worker'));
     return fn(tx);
   });
 }

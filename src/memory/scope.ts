@@ -21,16 +21,25 @@ export interface Scope {
 
 const ROLES = { runtime: 'memory_runtime', admin: 'memory_admin' } as const;
 
-function scopeValues(scope: Scope): string[] {
-  const participants = scope.participantIds ?? [];
+/**
+ * The transaction-local settings of a transaction as `role` with these scope parts: every setting
+ * the policies read is set, to '' when absent (which matches nothing). The internal roles
+ * (roles.ts) use it too.
+ */
+export function scopeSettings(role: string, parts: Partial<Omit<Scope, 'role'>> = {}): Record<string, string> {
+  const participants = parts.participantIds ?? [];
   if (participants.some((p) => p.includes(','))) {
     throw new MemoryError('INVALID_SCOPE', 'participant ids may not contain commas');
   }
-  return [ROLES[scope.role], scope.tenantId, scope.gameId ?? '', scope.npcId ?? '', participants.join(','), scope.keyId ?? ''];
+  return {
+    role,
+    'memory.tenant': parts.tenantId ?? '',
+    'memory.game': parts.gameId ?? '',
+    'memory.npc': parts.npcId ?? '',
+    'memory.participants': participants.join(','),
+    'memory.key_id': parts.keyId ?? '',
+  };
 }
-
-/** The transaction-local settings a scope consists of, in the order of `scopeValues`. */
-const SETTINGS = ['role', 'memory.tenant', 'memory.game', 'memory.npc', 'memory.participants', 'memory.key_id'] as const;
 
 /**
  * Transaction-local settings as one script of `SET LOCAL` statements (one round trip). Not
@@ -51,10 +60,7 @@ export function setLocal(tx: Tx, settings: Readonly<Record<string, string>>): Pr
   return tx.exec(setLocalScript(settings));
 }
 
-function scopeSettings(scope: Scope, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  const values = scopeValues(scope);
-  return { ...Object.fromEntries(SETTINGS.map((name, i) => [name, values[i]!])), ...extra };
-}
+const settingsOf = (scope: Scope) => scopeSettings(ROLES[scope.role], scope);
 
 /**
  * Runs `fn` in one transaction as the runtime (or admin) role, with the scope set
@@ -64,7 +70,7 @@ function scopeSettings(scope: Scope, extra: Readonly<Record<string, string>> = {
 export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T>, options: { asyncCommit?: boolean } = {}): Promise<T> {
   // asyncCommit: for writes that can be rebuilt if lost (working memory, logs), the commit does not
   // wait for the WAL flush; set in the same script as the scope, so it costs no round trip.
-  const script = setLocalScript(scopeSettings(scope, options.asyncCommit ? { synchronous_commit: 'off' } : {}));
+  const script = setLocalScript({ ...settingsOf(scope), ...(options.asyncCommit ? { synchronous_commit: 'off' } : {}) });
   return db.transaction(async (tx) => {
     await tx.exec(script);
     return fn(tx);
@@ -74,8 +80,8 @@ export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T
 /**
  * The hot read path in one round trip: the scope settings and the read statements go to the
  * server as one script, which runs as one implicit transaction, so the transaction-local scope
- * covers exactly these statements (on Citus, in an explicit transaction instead: see `batch`). Same policies, same role as `inScope`. The statements run as
- * prepared statements of the connection (planned once with their policies, not per call); their
+ * covers exactly these statements (on Citus, in an explicit transaction instead: see `batch`).
+ * Same policies, same role as `inScope`. The statements run as prepared statements of the connection (planned once with their policies, not per call); their
  * values are inlined by the deliberately narrow `literal()` (ids, uuids, numbers, vectors; never
  * free text). Returns the rows of each statement, in order.
  */
@@ -85,5 +91,5 @@ export async function readInScope(
   statements: readonly { text: string; params: readonly unknown[] }[],
 ): Promise<Record<string, unknown>[][]> {
   const reads = statements.map((s) => prepared(s.text, s.params));
-  return db.batch(reads.map((r) => r.execute).join(';\n'), reads.map((r) => r.statement), setLocalStatements(scopeSettings(scope)));
+  return db.batch(reads.map((r) => r.execute).join(';\n'), reads.map((r) => r.statement), setLocalStatements(settingsOf(scope)));
 }

@@ -33,8 +33,10 @@ function rowsOf(result: unknown): Record<string, unknown>[][] {
 function citusDetector(): (client: pg.PoolClient) => Promise<boolean> {
   let answer: Promise<boolean> | undefined;
   return (client) => {
-    answer ??= client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'").then((r) => r.rows.length > 0);
-    answer.catch(() => (answer = undefined));
+    if (!answer) {
+      answer = client.query("SELECT 1 FROM pg_extension WHERE extname = 'citus'").then((r) => r.rows.length > 0);
+      answer.catch(() => (answer = undefined)); // asked again next time
+    }
     return answer;
   };
 }

@@ -1,6 +1,5 @@
 import type { Database, Tx } from '../db/types.js';
-import { internalScope } from '../roles.js';
-import { setLocal } from '../scope.js';
+import { scopeSettings, setLocal } from '../scope.js';
 import { MemoryError } from '../errors.js';
 import type { MemoryService } from '../service.js';
 import { TIER_TABLES, type DurableTier } from '../types.js';
@@ -131,7 +130,7 @@ function textOf(service: MemoryService, keys: Map<string, Uint8Array>, tier: Dur
 /** A transaction as memory_reembed for one tenant (no game, npc or participants in scope). */
 function asReembed<T>(db: Database, tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await setLocal(tx, internalScope('memory_reembed', tenantId));
+    await setLocal(tx, scopeSettings('memory_reembed', { tenantId }));
     return fn(tx);
   });
 }

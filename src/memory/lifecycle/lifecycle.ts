@@ -105,7 +105,7 @@ export class Lifecycle {
       const clues = await tx.query('UPDATE memory.clues SET embedding = NULL WHERE tenant_id = $1 AND game_id = $2 AND embedding IS NOT NULL', [tenantId, gameId]);
       await enqueue(tx, { tenantId, kind: 'shred', gameId, reason: 'audit_window' }, { runAt: shredAfter, maxAttempts: 10 });
       if (rows[0]!.first) {
-        await audit(tx, { tenantId, action: 'game_end', actor, subject: `game:${gameId}`, details: { shredAfter: shredAfter.toISOString(), embeddingsCleared: episodic.rowCount + clues.rowCount } });
+        await appendAudit(tx, { tenantId, action: 'game_end', actor, subject: `game:${gameId}`, details: { shredAfter: shredAfter.toISOString(), embeddingsCleared: episodic.rowCount + clues.rowCount } });
       }
       return { gameId, endedAt: ended.toISOString(), shredAfter: shredAfter.toISOString() };
     });
@@ -212,7 +212,7 @@ export class Lifecycle {
     const receiptHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     await asLifecycle(this.db, { tenantId }, async (tx) => {
       await tx.query('UPDATE memory.erased_subjects SET receipt_hash = $3 WHERE tenant_id = $1 AND subject = $2', [tenantId, subject, receiptHash]);
-      await audit(tx, { tenantId, action: 'erasure', actor, subject: `subject:${subject}`, details: { removed, keysDestroyed, receiptHash } });
+      await appendAudit(tx, { tenantId, action: 'erasure', actor, subject: `subject:${subject}`, details: { removed, keysDestroyed, receiptHash } });
     });
     return { ...body, receiptHash };
   }
@@ -332,14 +332,5 @@ export class Lifecycle {
 async function endedAt(tx: Tx, tenantId: string, gameId: string): Promise<Date | undefined> {
   const { rows } = await tx.query<{ ended_at: Date | string | null }>('SELECT ended_at FROM memory.games WHERE tenant_id = $1 AND game_id = $2', [tenantId, gameId]);
   return rows[0]?.ended_at ? new Date(rows[0].ended_at) : undefined;
-}
-
-/**
- * Appends to the audit ledger as memory_lifecycle itself (migration 0004 lets it append for its
- * tenant). No switch of role within the transaction: on Citus the worker connections are logged
- * in as the role a statement runs as, and one role cannot become another there.
- */
-async function audit(tx: Tx, entry: Parameters<typeof appendAudit>[1]): Promise<void> {
-  await appendAudit(tx, entry);
 }
 
