@@ -200,4 +200,18 @@ describe.skipIf(!onCitus)('every hot query on Citus routes to one shard', () => 
     });
     expect(Math.max(...taskCounts(plan))).toBeGreaterThan(1);
   });
+
+  it("asks whether the game is still open once per statement on the shard, not for every row it scans", async () => {
+    const plan = await database.db.transaction(async (tx) => {
+      await tx.exec(`SET LOCAL role = 'memory_runtime'; SET LOCAL memory.tenant = '${scope.tenantId}'; SET LOCAL memory.game = 'game-route'; SET LOCAL memory.npc = 'npc-mara'`);
+      const { rows } = await tx.query(
+        'EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM memory.episodic WHERE tenant_id = $1 AND game_id = $2 AND npc_id = $3',
+        [scope.tenantId, 'game-route', 'npc-mara'],
+      );
+      return JSON.stringify(explained(rows));
+    });
+    // The shard's plan: the check in a one-time filter (run once), none in the scan's per-row filter.
+    const filters = [...plan.matchAll(/"(One-Time Filter|Filter)":\s*"((?:[^"\\]|\\.)*)"/g)].map((m) => ({ kind: m[1], text: m[2]! }));
+    expect(filters.filter((f) => f.text.includes('open_game')).map((f) => f.kind)).toEqual(['One-Time Filter']);
+  });
 });

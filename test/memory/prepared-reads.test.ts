@@ -54,9 +54,9 @@ describe('the read path runs prepared statements', () => {
       events: [{ gameId: 'game-beta', roomId: 'vault', npcId: 'npc-mara', participantId: 'part-aaaa1111', ts: 1_700_000_100, text: 'the safe code is 1234', targeted: true }],
     });
     const clues = () => system.service.search(other, { text: 'safe code', k: 10, tiers: ['episodic'] });
-    // On Citus a policy cannot hold a subquery: its profile asks memory.game_open() the same.
+    // On Citus a policy cannot hold a subquery: its profile asks memory.open_game() the same.
     const open = onCitus
-      ? 'memory.game_open(memory.scope_tenant(), memory.scope_game())'
+      ? 'game_id = memory.open_game(memory.scope_tenant(), memory.scope_game())'
       : 'EXISTS (SELECT 1 FROM memory.games g WHERE g.tenant_id = memory.scope_tenant() AND g.game_id = memory.scope_game() AND g.ended_at IS NULL)';
     await database.db.exec(`ALTER POLICY episodic_scope ON memory.episodic
       USING (tenant_id = memory.scope_tenant() AND game_id = memory.scope_game() AND npc_id = memory.scope_npc() AND ${open})`);
