@@ -10,7 +10,7 @@
  * system process's CPU (so the cost per line shows) and RSS (fresh, at peak, and after every game
  * has ended). Runs are given as backend:embedder:interval-ms[:games], e.g. postgres:use:10000.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import pg from 'pg';
 import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
-import { percentile } from './support.js';
+import { percentile, startProcess } from './support.js';
 
 const opts = new Command('bench:load')
   .option('--runs <list>', 'backend:embedder:interval-ms[:games[:split]] (embedder: use, hash or openai, a local fake endpoint; split: memory and engine as two processes; workers: and consolidation in a third)', 'postgres:openai:10000:200:split,postgres:openai:10000:200:workers,postgres:openai:10000:100:split,postgres:use:10000:50:split')
@@ -76,23 +76,6 @@ interface RunResult extends RunSpec {
   rssFreshMiB: number;
   rssPeakMiB: number;
   rssEndedMiB: number;
-}
-
-/** Starts `src/main.ts` with `env`; resolves with the URLs of its banner once it is printed. */
-function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; urls: Record<string, string> }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, LOG_LEVEL: 'error', PORT: '0', MEMORY_PORT: '0', REGISTRY_PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (chunk) => {
-      out += String(chunk);
-      if (!out.endsWith('\n\n')) return; // the banner is printed whole, ending with a blank line
-      resolve({ child, urls: Object.fromEntries([...out.matchAll(/^\s+(play|memory service):\s+(http:\/\/\S+?)\/?(?:\s|$)/gm)].map((m) => [m[1]!, m[2]!])) });
-    });
-    child.once('exit', (code) => reject(new Error(`${env.SERVICES ?? 'the system'} exited with ${code}: ${out}`)));
-  });
 }
 
 /** The system: one process (\`npm start\`), or the production layout of a memory process and an engine process. */

@@ -6,10 +6,8 @@
  * RLS, decryption) beside the same search run raw (owner/superuser, no RLS, no decryption) in
  * the same run, at each size. Prints a table and writes docs/benchmarks.md.
  */
-import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { execFileSync, execSync } from 'node:child_process';
-import path from 'node:path';
+import { execSync } from 'node:child_process';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
@@ -27,7 +25,7 @@ import { LocalHashEmbedder } from '../src/memory/embeddings/local.js';
 import { SentenceEncoderEmbedder } from '../src/memory/embeddings/sentence-encoder.js';
 import { prepared } from '../src/memory/db/literal.js';
 import type { Scope } from '../src/memory/scope.js';
-import { percentile, progress } from './support.js';
+import { citusCluster, percentile, progress } from './support.js';
 import { searchEpisodesStatement } from '../src/memory/store/episodes.js';
 import { ContextAssembler } from '../src/memory/context/assemble.js';
 import { countTokens } from '../src/memory/context/tokens.js';
@@ -102,27 +100,9 @@ async function openBackend(which: string): Promise<{ db: Database; drop(): Promi
   };
 }
 
-/**
- * A Citus coordinator and two workers on this machine: those of CITUS_COORDINATOR_URL and
- * CITUS_WORKER_URLS, else a cluster of its own (scripts/citus-cluster.sh), stopped afterwards.
- * Coordinator and workers share the machine's cores with the benchmark.
- */
+/** A database on a Citus cluster (`citusCluster`), dropped with the cluster it started, if any. */
 async function openCitus(): Promise<{ db: Database; drop(): Promise<void> }> {
-  let coordinator = process.env.CITUS_COORDINATOR_URL;
-  let workers = (process.env.CITUS_WORKER_URLS ?? '').split(',').filter(Boolean);
-  let stop = async () => {};
-  if (!coordinator) {
-    const { dir, remove } = await tempDir('bench-citus');
-    const cluster = path.join(dir, 'cluster');
-    execFileSync('bash', ['scripts/citus-cluster.sh', 'start', cluster], { stdio: ['ignore', 'ignore', 'inherit'] });
-    const env = Object.fromEntries(readFileSync(path.join(cluster, 'env'), 'utf8').trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
-    coordinator = env.CITUS_COORDINATOR_URL!;
-    workers = env.CITUS_WORKER_URLS!.split(',');
-    stop = async () => {
-      execFileSync('bash', ['scripts/citus-cluster.sh', 'stop', cluster], { stdio: 'ignore' });
-      await remove();
-    };
-  }
+  const { coordinator, workers, stop } = await citusCluster();
   await dropCitusDatabase(coordinator, workers, 'memory_bench');
   const db = openPostgres(await createCitusDatabase(coordinator, workers, 'memory_bench'));
   return {

@@ -6,6 +6,7 @@
  * |---------------|-----------------------------------|----------------------------------------------|
  * | store/search  | episodic rows                     | raw SQL floor (owner, no RLS, no decryption) |
  * | citus         | 200,000 -> 1,000,000 memories     | single-node PostgreSQL, same run and data    |
+ * | replicas      | 1 -> 3 memory-service processes   | 1 process; single-node PostgreSQL beside it  |
  * | context       | memories stored                   | naive whole-history context (tokens)         |
  * | NPC turn      | (at the largest store)            | stage breakdown                              |
  * | consolidation | episodes per job                  | rule extractor alone, no database            |
@@ -24,7 +25,7 @@ import { Command } from 'commander';
 const opts = new Command('bench')
   .option('--quick', 'small sizes (about a minute); the full run takes several minutes')
   .option('--backend <which>', 'pglite, postgres or both', 'both')
-  .option('--only <parts>', 'comma-separated: store,citus,consolidation,engine,load')
+  .option('--only <parts>', 'comma-separated: store,citus,replicas,consolidation,engine,load')
   .option('--out <file>', 'markdown report', 'docs/benchmarks.md')
   .parse()
   .opts<{ quick?: boolean; backend: string; only?: string; out: string }>();
@@ -41,6 +42,12 @@ const parts = [
     title: 'Citus beside single-node PostgreSQL',
     // Its own cluster of a coordinator and two workers on this machine (scripts/citus-cluster.sh).
     cmd: ['npx', 'tsx', 'bench/run.ts', '--backend', 'postgres,citus', ...(opts.quick ? ['--sizes', '2000,10000', '--queries', '200'] : ['--sizes', '200000,1000000', '--queries', '300'])],
+  },
+  {
+    name: 'replicas',
+    title: 'Memory-service replicas',
+    // Separate memory-service processes on one Citus cluster of its own, and on single-node PostgreSQL.
+    cmd: ['npx', 'tsx', 'bench/replicas.ts', ...(opts.quick ? ['--games', '10', '--lines', '20', '--seconds', '5'] : [])],
   },
   {
     name: 'consolidation',

@@ -5,6 +5,7 @@ import { ContextAssembler } from '../../src/memory/context/assemble.js';
 import type { Database, Tx } from '../../src/memory/db/types.js';
 import type { Scope } from '../../src/memory/scope.js';
 import { buildMemorySystem, type MemorySystem } from '../../src/memory/system.js';
+import { migrate } from '../../src/memory/db/migrate.js';
 import { onCitus, openTestDatabase, tempDir, type TestDatabase } from '../helpers/database.js';
 
 /**
@@ -214,4 +215,17 @@ describe.skipIf(!onCitus)('every hot query on Citus routes to one shard', () => 
     const filters = [...plan.matchAll(/"(One-Time Filter|Filter)":\s*"((?:[^"\\]|\\.)*)"/g)].map((m) => ({ kind: m[1], text: m[2]! }));
     expect(filters.filter((f) => f.text.includes('open_game')).map((f) => f.kind)).toEqual(['One-Time Filter']);
   });
+
+  it('lets a second replica start on the same cluster: the profile is applied again, changing nothing', async () => {
+    const snapshot = async () =>
+      (await database.db.query<{ t: string }>(
+        `SELECT string_agg(format('%s %s %s %s', tablename, policyname, qual, with_check), E'\\n' ORDER BY tablename, policyname) AS t FROM pg_policies WHERE schemaname = 'memory'`,
+      )).rows[0]!.t + (await database.db.query<{ t: string }>("SELECT string_agg(format('%s %s', logicalrelid, partmethod), ',' ORDER BY logicalrelid::text) AS t FROM pg_dist_partition")).rows[0]!.t;
+    const before = await snapshot();
+    // The first service's pool stays open, as a running replica's would.
+    await system.service.search(scope, { text: 'bees', k: 1 });
+    await migrate(database.db);
+    expect(await snapshot()).toBe(before);
+    expect(await system.service.search(scope, { text: 'bees', k: 1 })).toHaveLength(1);
+  }, 30_000);
 });

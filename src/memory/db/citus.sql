@@ -191,6 +191,9 @@ END $$;
 -- The job queue's foreign key to memory.games (see above).
 ALTER TABLE memory.jobs DROP CONSTRAINT IF EXISTS jobs_tenant_id_game_id_fkey;
 
+-- Which tables Citus has already is read from pg_dist_partition, and shards on this node are left
+-- alone: the citus_tables view measures every shard over new connections, which would wait on the
+-- locks this migration holds (the queue's shard, altered above) on every start after the first.
 -- Reference tables, then every table with a tenant_id, then the queue. Foreign keys of tables not
 -- yet distributed are dropped first and added back at the end: Citus distributes a table only
 -- when what it references is distributed already, and tables that reference a new reference table
@@ -206,8 +209,8 @@ BEGIN
     SELECT con.conrelid::regclass AS tbl, con.conname, pg_get_constraintdef(con.oid) AS def
     FROM pg_constraint con
     WHERE con.contype = 'f' AND con.connamespace = 'memory'::regnamespace
-      AND NOT EXISTS (SELECT 1 FROM public.citus_tables ct WHERE ct.table_name = con.conrelid
-                                                             AND ct.citus_table_type IN ('distributed', 'reference'))
+      AND NOT EXISTS (SELECT 1 FROM pg_dist_partition d WHERE d.logicalrelid = con.conrelid)
+      AND NOT EXISTS (SELECT 1 FROM pg_dist_shard s WHERE to_regclass(shard_name(s.logicalrelid, s.shardid)) = con.conrelid)
   LOOP
     -- A fact's link to the fact it superseded (ON DELETE SET NULL (supersedes)): Citus refuses SET
     -- NULL on a key that includes the distribution column, so on Citus the link is not a foreign
@@ -221,7 +224,8 @@ BEGIN
   FOR t IN
     SELECT c.oid::regclass AS tbl, c.relname FROM pg_class c
     WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind = 'r'
-      AND NOT EXISTS (SELECT 1 FROM public.citus_tables ct WHERE ct.table_name = c.oid)
+      AND NOT EXISTS (SELECT 1 FROM pg_dist_partition d WHERE d.logicalrelid = c.oid)
+      AND NOT EXISTS (SELECT 1 FROM pg_dist_shard s WHERE to_regclass(shard_name(s.logicalrelid, s.shardid)) = c.oid)
     ORDER BY c.relname
   LOOP
     IF t.relname IN ('tenants', 'api_keys') THEN
