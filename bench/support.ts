@@ -1,6 +1,7 @@
 /** Helpers every benchmark part shares. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
 import path from 'node:path';
 import { tempDir } from '../test/helpers/database.js';
 
@@ -13,6 +14,8 @@ export async function citusCluster(): Promise<{ coordinator: string; workers: st
   const given = process.env.CITUS_COORDINATOR_URL;
   if (given) return { coordinator: given, workers: (process.env.CITUS_WORKER_URLS ?? '').split(',').filter(Boolean), stop: async () => {} };
   const { dir, remove } = await tempDir('bench-citus');
+  // The clusters run as postgres (the script drops root to it), who must reach the folder inside.
+  await chmod(dir, 0o755);
   const cluster = path.join(dir, 'cluster');
   execFileSync('bash', ['scripts/citus-cluster.sh', 'start', cluster], { stdio: ['ignore', 'ignore', 'inherit'] });
   const env = Object.fromEntries(readFileSync(path.join(cluster, 'env'), 'utf8').trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
