@@ -336,7 +336,12 @@ export class GameEngine {
    * Ends a game and closes its memory at once (ahead of what is still queued for it); true once
    * the memory service confirmed within `timeoutMs`, false while the end is still on its way.
    */
-  async endGameNow(gameId: GameId, timeoutMs: number): Promise<boolean> {
+  async endGameNow(gameId: GameId, timeoutMs: number, options: { by?: SessionId } = {}): Promise<boolean> {
+    // A game a session created is that session's to end; a game made by the operator, anyone's.
+    const creator = this.creatorOf(gameId);
+    if (options.by !== undefined && creator !== undefined && creator !== options.by) {
+      throw new EngineError('NOT_GAME_CREATOR', 'Only the session that created this game can end it.');
+    }
     const first = !this.#ended.has(gameId);
     if (first) {
       this.#assertAccepting();

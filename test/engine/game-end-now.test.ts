@@ -61,4 +61,25 @@ describe('ending a game', () => {
       engine.close();
     }
   });
+
+  it('is the creating session\'s to do: another session is refused with NOT_GAME_CREATOR and the game goes on', async () => {
+    const engine = new GameEngine({
+      registry: new InProcessRegistryClient(registry),
+      memory: new HttpMemoryPort(service.client(2000)),
+      proxySecret: randomBytes(32),
+      scryptCost: { N: 1024, r: 8, p: 1 },
+      onOutboundError: () => {},
+    });
+    try {
+      const idOf = (token: string) => engine.sessions.get(token).session.sessionId;
+      const creator = engine.sessions.openAnonymous({ displayName: 'Ann' }).token;
+      const other = engine.sessions.openAnonymous({ displayName: 'Bo' }).token;
+      const gameId = await engine.createGame(sample, { creator: idOf(creator) });
+      await expect(engine.endGameNow(gameId, 2000, { by: idOf(other) })).rejects.toMatchObject({ code: 'NOT_GAME_CREATOR' });
+      engine.join(other, gameId); // still running
+      expect(await engine.endGameNow(gameId, 2000, { by: idOf(creator) })).toBe(true);
+    } finally {
+      engine.close();
+    }
+  });
 });

@@ -141,7 +141,7 @@ describe('bad input to the memory service HTTP API', () => {
           400,
           'INVALID_REQUEST',
         );
-        expect(error.message).toBe('body must be object');
+        expect(error.message).toBe('body must be object; see GET /openapi.json for the shape.');
       });
     }
   });

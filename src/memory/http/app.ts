@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createHmac, randomBytes } from 'node:crypto';
 import { clientErrors, frameworkErrors, MAX_PARAM_LENGTH } from '../../boundary/framework-errors.js';
 import { strictJsonBodies } from '../../boundary/json-body.js';
@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import type { Credentials } from '../credentials.js';
 import type { MemoryService } from '../service.js';
 import { authenticate } from './auth.js';
-import { toPublicError } from './errors.js';
+import { MEMORY_ERRORS } from './errors.js';
+import { answerErrors } from '../../boundary/http-errors.js';
 import { memoryRoutes } from './routes/memories.js';
 import { contextRoutes } from './routes/context.js';
 import { adminRoutes } from './routes/admin.js';
@@ -18,8 +19,6 @@ import type { AdminServices } from '../admin/services.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
 import type { MemoryRouteDeps } from './deps.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.js';
-
-/** What route modules get: the service's components. Features add their own fields here. */
 
 /** Every route module of the API, one per feature (routes/*.ts). */
 const ROUTES: ((app: FastifyInstance, deps: MemoryRouteDeps) => void)[] = [memoryRoutes, contextRoutes, adminRoutes, inspectionRoutes, lifecycleRoutes];
@@ -67,14 +66,7 @@ export async function buildMemoryApp(options: MemoryAppOptions): Promise<Fastify
     request.log.debug({ method: request.method, url: loggedUrl(request.url, logKey), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { statusCode, code, message } = toPublicError(error);
-    if (statusCode >= 500) request.log.error({ err: { code: error.code, name: error.name } }, 'request failed');
-    return reply.status(statusCode).send({ error: { code, message } });
-  });
-  app.setNotFoundHandler((_request, reply) =>
-    reply.status(404).send({ error: { code: 'ROUTE_NOT_FOUND', message: 'No such endpoint; see GET /openapi.json' } }),
-  );
+  answerErrors(app, MEMORY_ERRORS);
 
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/v1/')) return;
