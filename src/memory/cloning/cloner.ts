@@ -187,116 +187,130 @@ export class Cloner {
 
   /** Decides every row of the source NPC. Reads only; runs in the source's admin scope. */
   private async plan(tx: Tx, request: CloneRequest): Promise<Plan> {
-    const { tenantId, sourceNpc, targetNpc } = request;
+    const { tenantId, sourceNpc } = request;
     const perRule = request.samplePerRule ?? 3;
-
     // Consent first: it decides which participant keys the transaction may unwrap at all.
-    const stored = await consentInputs(tx, tenantId, sourceNpc);
-    const tokens = [...new Set([...stored.tokens, ...(request.consentTokens ?? [])])];
-    const byStatus: Partial<Record<ConsentStatus, number>> = {};
-    const consented = new Set<string>();
-    const refusals = new Map<string, ConsentStatus>();
-    for (const token of tokens) {
-      const check = await this.consents.check(token, { tenantId, sourceNpc, targetNpc, revoked: stored.revoked });
-      byStatus[check.status] = (byStatus[check.status] ?? 0) + 1;
-      const pid = check.claims?.pid;
-      if (check.status === 'valid' && pid && PARTICIPANT.test(pid)) consented.add(pid);
-      else if (pid && !refusals.has(pid)) refusals.set(pid, check.status);
-    }
-    await store.setNpcScope(tx, sourceNpc, [...consented]);
+    const consent = await this.consent(tx, request);
+    await store.setNpcScope(tx, sourceNpc, [...consent.consented]);
 
     const procedural = await store.currentProcedural(tx, tenantId, sourceNpc);
-    const lore = await store.sourceFacts(tx, 'lore', tenantId, sourceNpc);
-    const social = await store.sourceFacts(tx, 'social', tenantId, sourceNpc);
+    const facts = { lore: await store.sourceFacts(tx, 'lore', tenantId, sourceNpc), social: await store.sourceFacts(tx, 'social', tenantId, sourceNpc) };
     const excluded = {
       clue: await store.excludedRows(tx, 'clue', tenantId, sourceNpc, perRule),
       episodic: await store.excludedRows(tx, 'episodic', tenantId, sourceNpc, perRule),
       fragment: await store.excludedRows(tx, 'fragment', tenantId, sourceNpc, perRule),
     };
-    if (!procedural && lore.length + social.length + excluded.clue.count + excluded.episodic.count + excluded.fragment.count === 0) {
+    if (!procedural && facts.lore.length + facts.social.length + excluded.clue.count + excluded.episodic.count + excluded.fragment.count === 0) {
       throw new MemoryError('SOURCE_NOT_FOUND', `NPC "${sourceNpc}" has no memory in your tenant; nothing to clone`);
     }
 
-    const byRule: Partial<Record<BlockRule, number>> = {};
-    const byTier: Partial<Record<ManifestTier, number>> = {};
-    const sample: BlockedSample[] = [];
-    const block = (tier: ManifestTier, rule: BlockRule, s: Omit<BlockedSample, 'tier' | 'rule'>, count = 1) => {
-      byRule[rule] = (byRule[rule] ?? 0) + count;
-      byTier[tier] = (byTier[tier] ?? 0) + count;
-      if (sample.filter((x) => x.rule === rule).length < perRule && sample.length < SAMPLE_CAP) sample.push({ tier, rule, ...s });
-    };
-    const blockExcluded = (tier: 'clue' | 'episodic' | 'fragment', rule: BlockRule, kind: string) => {
-      const { count, sample: rows } = excluded[tier];
-      if (count === 0) return;
-      byRule[rule] = (byRule[rule] ?? 0) + count;
-      byTier[tier] = (byTier[tier] ?? 0) + count;
-      for (const r of rows.slice(0, perRule)) {
-        if (sample.length >= SAMPLE_CAP) break;
-        sample.push({ tier, rule, id: r.id, ...(r.game_id ? { gameId: r.game_id } : {}), preview: unopenedPreview(kind, r.fact_key, 'excluded by the clone contract, not opened') });
-      }
-    };
-    blockExcluded('clue', 'clue_excluded', 'game clue');
-    blockExcluded('episodic', 'episodic_excluded', 'episode');
-    blockExcluded('fragment', 'fragment_excluded', 'anonymous fragment');
-
+    const blocked = new Blocked(perRule);
+    blocked.excluded('clue', 'clue_excluded', 'game clue', excluded.clue);
+    blocked.excluded('episodic', 'episodic_excluded', 'episode', excluded.episodic);
+    blocked.excluded('fragment', 'fragment_excluded', 'anonymous fragment', excluded.fragment);
     const copies: CopyItem[] = [];
     const tokensByTier = { procedural: 0, lore: 0, social: 0 };
-    const consider = async (tier: 'lore' | 'social', row: store.SourceFactRow) => {
-      if (row.superseded_at || row.invalidated_at) {
-        return block(tier, 'not_current', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'superseded or invalidated, not opened') });
+    for (const tier of ['lore', 'social'] as const) {
+      for (const row of facts[tier]) {
+        const copy = await this.consider(tx, request, tier, row, consent, blocked);
+        if (!copy) continue;
+        tokensByTier[tier] += copy.tokens;
+        copies.push(copy.item);
       }
-      if (tier === 'social' && !consented.has(row.participant_id!)) {
-        const refusal = refusals.get(row.participant_id!);
-        const rule: BlockRule = refusal ? `consent_${refusal as Exclude<ConsentStatus, 'valid'>}` : 'no_consent';
-        return block(tier, rule, { id: row.id, preview: unopenedPreview('player-specific fact', row.fact_key, 'no valid consent, not opened') });
-      }
-      const key = await this.keys.forRead(tx, tenantId, row.key_id);
-      if (!key) return block(tier, 'key_destroyed', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'its key was destroyed') });
-      const body = new RowOpener(tenantId, new Map([[row.key_id, key]])).open(tier, { ...row, game_id: null, npc_id: sourceNpc });
-      if (typeof body === 'string') {
-        return block(tier, 'integrity_failure', { id: row.id, preview: unopenedPreview(`${tier} fact`, row.fact_key, 'ciphertext failed authentication') });
-      }
-      const { value, summary } = JSON.parse(body.toString('utf8')) as { value: string; summary: string };
-      if (looksLikeClue(`${value}\n${summary}`)) {
-        return block(tier, 'looks_like_clue', { id: row.id, preview: `${row.fact_key}: ${redactedPreview(summary)}` });
-      }
-      tokensByTier[tier] += countTokens(`${row.fact_key}: ${value}\n${summary}`);
-      copies.push({ tier, row, body });
-    };
-    for (const row of lore) await consider('lore', row);
-    for (const row of social) await consider('social', row);
-    if (procedural) {
-      tokensByTier.procedural = countTokens([procedural.persona, ...procedural.directives, JSON.stringify(procedural.core)].join('\n'));
     }
-
-    const cleared = {
-      procedural: procedural ? 1 : 0,
-      lore: copies.filter((c) => c.tier === 'lore').length,
-      social: copies.filter((c) => c.tier === 'social').length,
-      total: 0,
-    };
-    cleared.total = cleared.procedural + cleared.lore + cleared.social;
+    if (procedural) tokensByTier.procedural = countTokens([procedural.persona, ...procedural.directives, JSON.stringify(procedural.core)].join('\n'));
+    const cleared = { procedural: procedural ? 1 : 0, lore: copies.filter((c) => c.tier === 'lore').length, social: copies.filter((c) => c.tier === 'social').length };
     return {
       procedural,
       copies,
-      consented: [...consented],
+      consented: [...consent.consented],
       manifest: {
         tenantId,
         source: sourceNpc,
-        target: targetNpc,
+        target: request.targetNpc,
         toolVersion: TOOL_VERSION,
         actor: request.actor,
-        tokens: {
-          estimated: tokensByTier.procedural + tokensByTier.lore + tokensByTier.social,
-          byTier: tokensByTier,
-          tokenizer: 'gpt-tokenizer (o200k_base)',
-        },
-        cleared,
-        blocked: { byRule, byTier, total: Object.values(byRule).reduce((a, b) => a + (b ?? 0), 0) },
-        consent: { tokensChecked: tokens.length, byStatus, participantsConsented: consented.size },
-        sample,
+        tokens: { estimated: tokensByTier.procedural + tokensByTier.lore + tokensByTier.social, byTier: tokensByTier, tokenizer: 'gpt-tokenizer (o200k_base)' },
+        cleared: { ...cleared, total: cleared.procedural + cleared.lore + cleared.social },
+        blocked: blocked.summary(),
+        consent: { tokensChecked: consent.tokens.length, byStatus: consent.byStatus, participantsConsented: consent.consented.size },
+        sample: blocked.sample,
       },
     };
+  }
+
+  /** Every consent token recorded for the source NPC or sent with the request, checked. */
+  private async consent(tx: Tx, { tenantId, sourceNpc, targetNpc, consentTokens }: CloneRequest): Promise<Consent> {
+    const stored = await consentInputs(tx, tenantId, sourceNpc);
+    const tokens = [...new Set([...stored.tokens, ...(consentTokens ?? [])])];
+    const consent: Consent = { tokens, byStatus: {}, consented: new Set(), refusals: new Map() };
+    for (const token of tokens) {
+      const check = await this.consents.check(token, { tenantId, sourceNpc, targetNpc, revoked: stored.revoked });
+      consent.byStatus[check.status] = (consent.byStatus[check.status] ?? 0) + 1;
+      const pid = check.claims?.pid;
+      if (check.status === 'valid' && pid && PARTICIPANT.test(pid)) consent.consented.add(pid);
+      else if (pid && !consent.refusals.has(pid)) consent.refusals.set(pid, check.status);
+    }
+    return consent;
+  }
+
+  /** One lore or social fact: copied (opened, with its token count), or blocked by the first rule it meets. */
+  private async consider(tx: Tx, { tenantId, sourceNpc }: CloneRequest, tier: 'lore' | 'social', row: store.SourceFactRow, consent: Consent, blocked: Blocked): Promise<{ item: CopyItem; tokens: number } | undefined> {
+    const unopened = (rule: BlockRule, what: string, why: string) => blocked.add(tier, rule, { id: row.id, preview: unopenedPreview(what, row.fact_key, why) });
+    if (row.superseded_at || row.invalidated_at) return unopened('not_current', `${tier} fact`, 'superseded or invalidated, not opened');
+    if (tier === 'social' && !consent.consented.has(row.participant_id!)) {
+      const refusal = consent.refusals.get(row.participant_id!);
+      return unopened(refusal ? `consent_${refusal as Exclude<ConsentStatus, 'valid'>}` : 'no_consent', 'player-specific fact', 'no valid consent, not opened');
+    }
+    const key = await this.keys.forRead(tx, tenantId, row.key_id);
+    if (!key) return unopened('key_destroyed', `${tier} fact`, 'its key was destroyed');
+    const body = new RowOpener(tenantId, new Map([[row.key_id, key]])).open(tier, { ...row, game_id: null, npc_id: sourceNpc });
+    if (typeof body === 'string') return unopened('integrity_failure', `${tier} fact`, 'ciphertext failed authentication');
+    const { value, summary } = JSON.parse(body.toString('utf8')) as { value: string; summary: string };
+    if (looksLikeClue(`${value}\n${summary}`)) return blocked.add(tier, 'looks_like_clue', { id: row.id, preview: `${row.fact_key}: ${redactedPreview(summary)}` });
+    return { item: { tier, row, body }, tokens: countTokens(`${row.fact_key}: ${value}\n${summary}`) };
+  }
+}
+
+/** What the consent tokens said: who consented, who was refused and why, counts by status. */
+interface Consent {
+  tokens: string[];
+  byStatus: Partial<Record<ConsentStatus, number>>;
+  consented: Set<string>;
+  refusals: Map<string, ConsentStatus>;
+}
+
+/** The blocked rows of a plan, counted by rule and tier, with a few shown per rule (never more than 30). */
+class Blocked {
+  readonly byRule: Partial<Record<BlockRule, number>> = {};
+  readonly byTier: Partial<Record<ManifestTier, number>> = {};
+  readonly sample: BlockedSample[] = [];
+
+  constructor(private readonly perRule: number) {}
+
+  add(tier: ManifestTier, rule: BlockRule, shown: Omit<BlockedSample, 'tier' | 'rule'>): undefined {
+    this.#count(tier, rule, 1);
+    if (this.sample.filter((x) => x.rule === rule).length < this.perRule && this.sample.length < SAMPLE_CAP) this.sample.push({ tier, rule, ...shown });
+    return undefined;
+  }
+
+  /** A tier the clone contract excludes: counted whole, a few rows shown, none opened. */
+  excluded(tier: 'clue' | 'episodic' | 'fragment', rule: BlockRule, kind: string, { count, sample }: { count: number; sample: store.ExcludedRow[] }): void {
+    if (count === 0) return;
+    this.#count(tier, rule, count);
+    for (const r of sample.slice(0, this.perRule)) {
+      if (this.sample.length >= SAMPLE_CAP) break;
+      this.sample.push({ tier, rule, id: r.id, ...(r.game_id ? { gameId: r.game_id } : {}), preview: unopenedPreview(kind, r.fact_key, 'excluded by the clone contract, not opened') });
+    }
+  }
+
+  summary(): CloneManifest['blocked'] {
+    return { byRule: this.byRule, byTier: this.byTier, total: Object.values(this.byRule).reduce((a, b) => a + (b ?? 0), 0) };
+  }
+
+  #count(tier: ManifestTier, rule: BlockRule, n: number): void {
+    this.byRule[rule] = (this.byRule[rule] ?? 0) + n;
+    this.byTier[tier] = (this.byTier[tier] ?? 0) + n;
   }
 }
 

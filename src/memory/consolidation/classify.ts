@@ -101,121 +101,99 @@ export function importanceOf(candidate: Candidate, episode: EpisodeInput | undef
 
 export function plan(candidates: readonly Candidate[], ctx: PlanContext): Plan {
   const byId = new Map(ctx.episodes.map((e) => [e.id, e]));
-  const facts: PlannedFact[] = [];
-  const forgets: PlannedForget[] = [];
-  const anomalies: PlannedAnomaly[] = [];
-  const dropped: Record<string, number> = {};
-  const drop = (why: string) => (dropped[why] = (dropped[why] ?? 0) + 1);
-  const names = candidates.filter((c) => c.kind === 'name' || c.kind === 'relationship' || c.kind === 'family' || c.kind === 'pet').flatMap((c) => properNames(c.value));
-  const ids = [...new Set(ctx.episodes.flatMap((e) => [e.gameId, e.roomId, e.npcId, e.participantId ?? '']))].filter(Boolean);
-
+  const known: Known = {
+    names: candidates.filter((c) => c.kind === 'name' || c.kind === 'relationship' || c.kind === 'family' || c.kind === 'pet').flatMap((c) => properNames(c.value)),
+    ids: [...new Set(ctx.episodes.flatMap((e) => [e.gameId, e.roomId, e.npcId, e.participantId ?? '']))].filter(Boolean),
+  };
+  const out: Plan = { facts: [], forgets: [], anomalies: [], dropped: {} };
   for (const c of candidates) {
     const episode = byId.get(c.episodeId);
-    if (!episode) {
-      drop('unknown_episode');
-      continue;
-    }
-    if (c.op === 'forget') {
-      if (c.participantId && !episode.anonymous) forgets.push({ participantId: c.participantId, key: c.key, about: c.value, episodeId: c.episodeId });
-      else drop('forget_without_speaker');
-      continue;
-    }
-    // 1. Attempts on the NPC's persona or the world's rules never become memory of any tier;
-    //    they are judged first (their anomaly row is purged with the game, like a clue).
-    if (c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite') {
-      const verdict = judge(c, ctx.core);
-      if (verdict.action === 'anomaly') anomalies.push({ kind: verdict.kind, coreKey: verdict.coreKey, candidate: c });
-      else drop('restates_core');
-      continue;
-    }
-    // 2. The clue firewall: a secret, or anything that looks like one, stays in this game.
-    //    A clause about the speaker's own life is judged by what a game detail must contain, not
-    //    by a game word alone ("my wife's the puzzle genius of the two of us" stays social).
-    const aboutSpeaker = SPEAKER_KINDS.has(c.kind);
-    const secretKind = c.kind === 'game' ? 'game' : (gameDetail(c.text, aboutSpeaker, ctx.secrets) ?? gameDetail(c.value, aboutSpeaker, ctx.secrets) ?? gameDetail(c.summary, aboutSpeaker, ctx.secrets));
-    if (secretKind) {
-      const key = c.kind === 'game' ? c.key : `game.${secretKind}`;
-      facts.push({
-        tier: 'clue',
-        key,
-        value: c.value,
-        summary: c.summary,
-        source: 'player_statement',
-        confidence: clamp(c.confidence),
-        importance: Math.max(0.8, importanceOf({ ...c, kind: 'game' }, episode)),
-        retention: 'session_only',
-        episodeIds: [c.episodeId],
-        kind: 'game',
-      });
-      continue;
-    }
-    // 3. The poisoning guard (lore that contradicts the world's rules or speaks of the NPC).
-    const verdict = judge(c, ctx.core);
-    if (verdict.action === 'anomaly') {
-      anomalies.push({ kind: verdict.kind, coreKey: verdict.coreKey, candidate: c });
-      continue;
-    }
-    if (verdict.action === 'drop') {
-      drop('restates_core');
-      continue;
-    }
-    // 4. Importance: trivia is not stored.
-    const importance = importanceOf(c, episode);
-    if (importance < TRIVIA_BELOW) {
-      drop('trivia');
-      continue;
-    }
-    // Serialized working memory has no single speaker: only its clues are kept.
-    if (episode.kind !== 'utterance' || !c.participantId) {
-      drop('no_single_speaker');
-      continue;
-    }
-    // A grand claim is recorded as a claim, and stays a low-confidence one.
-    const confidence = c.kind === 'claim' ? Math.min(0.3, c.confidence) : clamp(c.confidence);
-    // 5. The tier.
-    if (c.kind === 'world_fact') {
-      facts.push({ tier: 'lore', key: c.key, value: c.value, summary: c.summary, source: 'player_statement', confidence, importance, retention: retentionFor(c.kind, 'lore'), episodeIds: [c.episodeId], kind: c.kind });
-      continue;
-    }
-    // An anonymous speaker will not come back under this id: no social fact, only a fragment.
-    if (!episode.anonymous) facts.push({
-      tier: 'social',
-      participantId: c.participantId,
-      key: c.key,
-      value: c.value,
-      summary: c.summary,
-      source: 'player_statement',
-      confidence,
-      importance,
-      retention: retentionFor(c.kind, 'social'),
-      episodeIds: [c.episodeId],
-      kind: c.kind,
-      op: c.op === 'update' ? 'update' : 'add',
-    });
-    if (episode.anonymous && !FRAGMENT_KINDS.has(c.kind)) drop('anonymous_identifying');
-    if (episode.anonymous && FRAGMENT_KINDS.has(c.kind)) {
-      // Told about the speaker, in the third person: "they rebuilt their grandmother's 1958 Vespa".
-      const told = thirdPerson(c.text) ?? c.value;
-      const general = generalize(told, { names, ids, registered: ctx.secrets });
-      if (general) {
-        facts.push({
-          tier: 'fragment',
-          key: `topic.${slug(general, 4)}`,
-          value: general,
-          summary: `someone told me ${general}`,
-          source: 'player_statement',
-          confidence: Math.min(confidence, 0.5),
-          importance: Math.min(importance, 0.5),
-          retention: 'slow_decay',
-          episodeIds: [c.episodeId],
-          kind: c.kind,
-        });
-      } else {
-        drop('fragment_not_generalizable');
-      }
-    }
+    const decision = episode ? decide(c, episode, ctx, known) : { dropped: 'unknown_episode' };
+    if ('fact' in decision) out.facts.push(decision.fact);
+    else if ('forget' in decision) out.forgets.push(decision.forget);
+    else if ('anomaly' in decision) out.anomalies.push(decision.anomaly);
+    else out.dropped[decision.dropped] = (out.dropped[decision.dropped] ?? 0) + 1;
   }
-  return { facts, forgets, anomalies, dropped };
+  return out;
+}
+
+/** What one candidate becomes: a fact of some tier, a forget, an anomaly, or why it was dropped. */
+type Decision = { fact: PlannedFact } | { forget: PlannedForget } | { anomaly: PlannedAnomaly } | { dropped: string };
+
+/** Names said in the batch and the batch's ids: what a fragment must not carry. */
+interface Known {
+  names: string[];
+  ids: string[];
+}
+
+function decide(c: Candidate, episode: EpisodeInput, ctx: PlanContext, known: Known): Decision {
+  if (c.op === 'forget') {
+    return c.participantId && !episode.anonymous ? { forget: { participantId: c.participantId, key: c.key, about: c.value, episodeId: c.episodeId } } : { dropped: 'forget_without_speaker' };
+  }
+  // 1. Attempts on the NPC's persona or the world's rules never become memory of any tier;
+  //    they are judged first (their anomaly row is purged with the game, like a clue).
+  if (c.kind === 'npc_claim' || c.kind === 'world_rule_claim' || c.kind === 'persona_rewrite') {
+    const verdict = judge(c, ctx.core);
+    return verdict.action === 'anomaly' ? { anomaly: { kind: verdict.kind, coreKey: verdict.coreKey, candidate: c } } : { dropped: 'restates_core' };
+  }
+  // 2. The clue firewall: a secret, or anything that looks like one, stays in this game.
+  const clue = asClue(c, episode, ctx.secrets);
+  if (clue) return { fact: clue };
+  // 3. The poisoning guard (lore that contradicts the world's rules or speaks of the NPC).
+  const verdict = judge(c, ctx.core);
+  if (verdict.action === 'anomaly') return { anomaly: { kind: verdict.kind, coreKey: verdict.coreKey, candidate: c } };
+  if (verdict.action === 'drop') return { dropped: 'restates_core' };
+  // 4. Importance: trivia is not stored.
+  const importance = importanceOf(c, episode);
+  if (importance < TRIVIA_BELOW) return { dropped: 'trivia' };
+  // Serialized working memory has no single speaker: only its clues are kept.
+  if (episode.kind !== 'utterance' || !c.participantId) return { dropped: 'no_single_speaker' };
+  // A grand claim is recorded as a claim, and stays a low-confidence one.
+  const confidence = c.kind === 'claim' ? Math.min(0.3, c.confidence) : clamp(c.confidence);
+  // 5. The tier.
+  const kept = { key: c.key, value: c.value, summary: c.summary, source: 'player_statement' as const, confidence, importance, episodeIds: [c.episodeId], kind: c.kind };
+  if (c.kind === 'world_fact') return { fact: { ...kept, tier: 'lore', retention: retentionFor(c.kind, 'lore') } };
+  if (!episode.anonymous) return { fact: { ...kept, tier: 'social', participantId: c.participantId, retention: retentionFor(c.kind, 'social'), op: c.op === 'update' ? 'update' : 'add' } };
+  // An anonymous speaker will not come back under this id: no social fact, only a fragment, told
+  // about the speaker in the third person: "they rebuilt their grandmother's 1958 Vespa".
+  if (!FRAGMENT_KINDS.has(c.kind)) return { dropped: 'anonymous_identifying' };
+  const general = generalize(thirdPerson(c.text) ?? c.value, { ...known, registered: ctx.secrets });
+  if (!general) return { dropped: 'fragment_not_generalizable' };
+  return {
+    fact: {
+      ...kept,
+      tier: 'fragment',
+      key: `topic.${slug(general, 4)}`,
+      value: general,
+      summary: `someone told me ${general}`,
+      confidence: Math.min(confidence, 0.5),
+      importance: Math.min(importance, 0.5),
+      retention: 'slow_decay',
+    },
+  };
+}
+
+/**
+ * A candidate that is, or looks like, a game secret: a clue of this game only. A clause about the
+ * speaker's own life is judged by what a game detail must contain, not by a game word alone ("my
+ * wife's the puzzle genius of the two of us" stays social).
+ */
+function asClue(c: Candidate, episode: EpisodeInput, secrets: readonly GameSecret[]): PlannedFact | undefined {
+  const aboutSpeaker = SPEAKER_KINDS.has(c.kind);
+  const secretKind = c.kind === 'game' ? 'game' : (gameDetail(c.text, aboutSpeaker, secrets) ?? gameDetail(c.value, aboutSpeaker, secrets) ?? gameDetail(c.summary, aboutSpeaker, secrets));
+  if (!secretKind) return undefined;
+  return {
+    tier: 'clue',
+    key: c.kind === 'game' ? c.key : `game.${secretKind}`,
+    value: c.value,
+    summary: c.summary,
+    source: 'player_statement',
+    confidence: clamp(c.confidence),
+    importance: Math.max(0.8, importanceOf({ ...c, kind: 'game' }, episode)),
+    retention: 'session_only',
+    episodeIds: [c.episodeId],
+    kind: 'game',
+  };
 }
 
 /** Kinds that are about the speaker's own life. */
