@@ -236,8 +236,8 @@ export class Game {
     const keys = new Set(this.definition.doors.flatMap((d) => (d.opensWith && 'item' in d.opensWith ? [d.opensWith.item] : [])));
     for (const item of this.definition.items) {
       const loc = item.location;
-      if ('hiddenIn' in loc) secrets.push({ kind: 'item-location', text: `${item.name} is in ${puzzleName.get(loc.hiddenIn)}` });
-      else if (keys.has(item.id)) secrets.push({ kind: 'item-location', text: `${item.name} is in ${roomName.get(loc.room)}` });
+      if ('hiddenIn' in loc) secrets.push({ kind: 'item_location', text: `${item.name} is in ${puzzleName.get(loc.hiddenIn)}` });
+      else if (keys.has(item.id)) secrets.push({ kind: 'item_location', text: `${item.name} is in ${roomName.get(loc.room)}` });
     }
     for (const text of this.definition.extraSecrets ?? []) secrets.push({ kind: 'solution', text });
     return secrets;
@@ -531,7 +531,7 @@ export class Game {
       const npc = this.#npc(actor.npcId);
       // Working memory belongs to (game, room, npc): it is flushed whenever the NPC changes rooms.
       if (npc.state === 'active') {
-        this.ctx.outbound.flushWorkingMemory({ gameId: this.id, roomId: from.def.id, npcIds: [actor.npcId], reason: 'npc-moved' });
+        this.ctx.outbound.flushWorkingMemory({ gameId: this.id, roomId: from.def.id, npcIds: [actor.npcId], reason: 'npc_moved' });
       }
       from.npcs.delete(actor.npcId);
       this.#narrate(from, `${name} goes ${exit.direction}.`);
@@ -668,7 +668,7 @@ export class Game {
         npc.suspendedSinceMs = now;
       }
       // The last call for these NPCs until a human returns.
-      if (active.length > 0) this.ctx.outbound.flushWorkingMemory({ gameId: this.id, roomId: room.def.id, npcIds: active, reason: 'room-empty' });
+      if (active.length > 0) this.ctx.outbound.flushWorkingMemory({ gameId: this.id, roomId: room.def.id, npcIds: active, reason: 'room_empty' });
       return;
     }
     for (const id of room.npcs) {

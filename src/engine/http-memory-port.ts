@@ -1,6 +1,6 @@
 /**
  * `MemoryPort` over HTTP: the boundary contracts (`src/boundary/`) sent with `MemoryHttpClient`.
- * The outbox calls it; it maps engine words to boundary words and classifies failures:
+ * The outbox calls it with the boundary's own types (no words to map) and it classifies failures:
  *
  * | failure                                               | retryable |
  * |-------------------------------------------------------|-----------|
@@ -11,29 +11,17 @@
  * The memory service stores nothing of a request it refuses, so a non-retryable failure loses
  * only that call; the outbox sets it aside as a dead letter and reports it.
  */
-import { MemoryClientError, type FlushWorkingMemoryBody, type MemoryHttpClient, type RegisterSecretsBody } from '../boundary/memory-client.js';
+import { MemoryClientError, type MemoryHttpClient } from '../boundary/memory-client.js';
 import {
   MemoryPortError,
   type EndGameRequest,
   type FlushWorkingMemoryRequest,
-  type GameSecret,
   type IngestRequest,
   type MemoryPort,
   type RegisterSecretsRequest,
 } from './memory-port.js';
 
 const RETRYABLE_STATUS = new Set([408, 425, 429]);
-
-const SECRET_KIND: Record<GameSecret['kind'], RegisterSecretsBody['secrets'][number]['kind']> = {
-  code: 'code',
-  'item-location': 'item_location',
-  solution: 'solution',
-};
-
-const FLUSH_REASON: Record<FlushWorkingMemoryRequest['reason'], FlushWorkingMemoryBody['reason']> = {
-  'room-empty': 'room_empty',
-  'npc-moved': 'npc_moved',
-};
 
 export class HttpMemoryPort implements MemoryPort {
   constructor(private readonly client: MemoryHttpClient) {}
@@ -51,13 +39,13 @@ export class HttpMemoryPort implements MemoryPort {
     // One call per NPC; flushing an already flushed NPC is a no-op, so a retry of the whole list is safe.
     for (const npcId of request.npcIds) {
       await classified(() =>
-        this.client.flushWorkingMemory(request.gameId, npcId, { roomId: request.roomId, reason: FLUSH_REASON[request.reason] }),
+        this.client.flushWorkingMemory(request.gameId, npcId, { roomId: request.roomId, reason: request.reason }),
       );
     }
   }
 
   async registerSecrets(request: RegisterSecretsRequest): Promise<void> {
-    const secrets = request.secrets.map((s) => ({ kind: SECRET_KIND[s.kind], text: s.text }));
+    const secrets = request.secrets.map((s) => ({ kind: s.kind, text: s.text }));
     await classified(() => this.client.registerSecrets(request.gameId, { secrets }));
   }
 

@@ -8,14 +8,11 @@
  * `HttpMemoryPort` (the boundary contracts over HTTP); tests also use a recording port.
  */
 import type { BoundaryEvent } from '../boundary/events.js';
+import type { FLUSH_REASONS, GameSecret } from '../boundary/lifecycle.js';
 import type { GameId, NpcId, RoomId } from './types.js';
 
-/** A game secret the memory service must keep inside the game (the clue firewall). */
-export interface GameSecret {
-  readonly kind: 'code' | 'item-location' | 'solution';
-  /** The secret itself, e.g. "1847" or "the gate key is in the study safe". */
-  readonly text: string;
-}
+/** A game secret the memory service must keep inside the game (the clue firewall): the boundary's own type. */
+export type { GameSecret } from '../boundary/lifecycle.js';
 
 export interface RegisterSecretsRequest {
   readonly gameId: GameId;
@@ -26,8 +23,8 @@ export interface FlushWorkingMemoryRequest {
   readonly gameId: GameId;
   readonly roomId: RoomId;
   readonly npcIds: readonly NpcId[];
-  /** room-empty: the room's last human left (suspension); npc-moved: the NPC changed rooms. */
-  readonly reason: 'room-empty' | 'npc-moved';
+  /** room_empty: the room's last human left (suspension); npc_moved: the NPC changed rooms. */
+  readonly reason: (typeof FLUSH_REASONS)[number];
 }
 
 export interface EndGameRequest {

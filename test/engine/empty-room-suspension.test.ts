@@ -30,7 +30,7 @@ describe('the library scenario: an emptied room suspends its NPCs', () => {
     const flush = memory.calls.at(-1);
     expect(flush).toEqual({
       name: 'flushWorkingMemory',
-      request: { gameId, roomId: 'reading-room', npcIds: [MARA, OSRIC], reason: 'room-empty' },
+      request: { gameId, roomId: 'reading-room', npcIds: [MARA, OSRIC], reason: 'room_empty' },
     });
     const mark = memory.calls.length;
     expect(engine.npcStatus(gameId, MARA).state).toBe('suspended');
@@ -94,7 +94,7 @@ describe('the library scenario: an emptied room suspends its NPCs', () => {
     expect(engine.npcStatus(gameId, TOBIAS).state).toBe('active');
     engine.leave(ann, gameId);
     await engine.idle();
-    expect(memory.calls.at(-1)).toMatchObject({ name: 'flushWorkingMemory', request: { npcIds: [TOBIAS], reason: 'room-empty' } });
+    expect(memory.calls.at(-1)).toMatchObject({ name: 'flushWorkingMemory', request: { npcIds: [TOBIAS], reason: 'room_empty' } });
     clock.advance(90_000);
     humanJoins(engine, gameId, 'Bo');
     expect(resumed).toMatchObject([{ npcId: TOBIAS, durationMs: 90_000 }]);

@@ -34,7 +34,7 @@ describe('NPC actions are validated against the location graph', () => {
     await engine.idle();
     expect(memory.calls.filter((c) => c.name === 'flushWorkingMemory' && c.request.roomId === 'reading-room').at(-1)).toEqual({
       name: 'flushWorkingMemory',
-      request: { gameId, roomId: 'reading-room', npcIds: [OSRIC], reason: 'npc-moved' },
+      request: { gameId, roomId: 'reading-room', npcIds: [OSRIC], reason: 'npc_moved' },
     });
     // Everyone in the reading room sees the engine's account of it, not the model's.
     expect(engine.feed(ann, gameId).at(-1)?.text).toBe('Osric goes west.');

@@ -65,6 +65,13 @@ CREATE TABLE IF NOT EXISTS engine.outbox (
   -- The idempotency key of the batch this call was sent in, fixed before the first attempt.
   sealed_key     text
 );
+-- Calls kept before the engine spoke the boundary's words ("room-empty", "item-location").
+UPDATE engine.outbox SET call = jsonb_set(call, '{request,reason}', to_jsonb(replace(call #>> '{request,reason}', '-', '_')))
+  WHERE call->>'name' = 'flushWorkingMemory' AND call #>> '{request,reason}' LIKE '%-%';
+UPDATE engine.outbox SET call = jsonb_set(call, '{request,secrets}', (
+    SELECT jsonb_agg(jsonb_set(s, '{kind}', to_jsonb(replace(s->>'kind', '-', '_'))) ORDER BY i)
+    FROM jsonb_array_elements(call #> '{request,secrets}') WITH ORDINALITY AS e(s, i)))
+  WHERE call->>'name' = 'registerSecrets' AND call #>> '{request,secrets}' LIKE '%item-location%';
 `;
 
 /** Opens (and creates) the engine's database: `url` for PostgreSQL, else PGlite in `dir` (in memory without one). */

@@ -194,54 +194,9 @@ export class Consolidator {
   private async writeFacts(tx: Tx, scope: Scope, planned: readonly PlannedFact[], report: ConsolidationReport, lines: ReadonlyMap<string, string>): Promise<void> {
     if (planned.length === 0) return;
     const facts = await this.topical(planned);
-    const current = new Map<string, { id: string; value: string; confidence: number }>();
-    const slot = (tier: FactTier, participantId: string | undefined, key: string) => `${tier}\0${participantId ?? ''}\0${key}`;
-    for (const tier of ['clue', 'social', 'lore', 'fragment'] as const) {
-      const keys = [...new Set(facts.filter((f) => f.tier === tier).map((f) => f.key))];
-      const rows = await store.currentFactsByKey(tx, tier, scope, keys);
-      const open = await this.service.keysFor(tx, scope.tenantId, rows);
-      for (const row of rows) {
-        const value = this.valueOf(open, tier, scope.tenantId, row);
-        if (value !== undefined) current.set(slot(tier, row.participant_id ?? undefined, row.fact_key), { id: row.id, value, confidence: row.confidence });
-      }
-    }
     // First decide, in order, what each planned fact does to its slot; then embed only the new
     // facts (one call) and write them; repeated facts reinforce their slot once per batch.
-    type Step = { fact: PlannedFact; supersedes?: string };
-    const steps: Step[] = [];
-    const reinforce = new Map<string, { tier: FactTier; confidence: number; importance: number; derivedFrom: Set<string> }>();
-    const pending = new Map<string, { value: string; confidence: number; step?: Step; id?: string }>();
-    for (const [key, c] of current) pending.set(key, { value: c.value, confidence: c.confidence, id: c.id });
-    for (const f of facts) {
-      const key = slot(f.tier, f.participantId, f.key);
-      const existing = pending.get(key);
-      if (existing && sameValue(existing.value, f.value)) {
-        const cap = f.kind === 'claim' ? CLAIM_CAP : REINFORCE_CAP;
-        existing.confidence = Math.min(cap, Math.max(existing.confidence, f.confidence) + 0.05);
-        if (existing.step) {
-          // Heard twice in this batch: the fact about to be written carries both episodes.
-          existing.step.fact = { ...existing.step.fact, confidence: existing.confidence, episodeIds: [...new Set([...existing.step.fact.episodeIds, ...f.episodeIds])] };
-        } else {
-          const r = reinforce.get(existing.id!) ?? { tier: f.tier, confidence: 0, importance: 0, derivedFrom: new Set<string>() };
-          r.confidence = existing.confidence;
-          r.importance = Math.max(r.importance, f.importance);
-          for (const id of f.episodeIds) r.derivedFrom.add(id);
-          reinforce.set(existing.id!, r);
-        }
-        report.reinforced++;
-        continue;
-      }
-      // A value less sure than the slot's own (read from how a line was put, not said as the
-      // slot's value) stands beside it instead of replacing it; an update replaces it.
-      if (existing && f.op !== 'update' && f.confidence < existing.confidence - SURER && SINGLE_KEYS.has(f.key)) {
-        steps.push({ fact: { ...f, key: `${f.key}.${slug(f.value, 2)}` } });
-        continue;
-      }
-      const step: Step = { fact: f, supersedes: existing?.step ? undefined : existing?.id };
-      if (existing?.step) step.supersedes = `pending:${steps.indexOf(existing.step)}`;
-      steps.push(step);
-      pending.set(key, { value: f.value, confidence: f.confidence, step });
-    }
+    const { steps, reinforce } = decideSteps(facts, await this.currentValues(tx, scope, facts), report);
     for (const [id, r] of reinforce) {
       await store.reinforceFact(tx, r.tier, scope, id, { confidence: r.confidence, importance: r.importance, derivedFrom: [...r.derivedFrom] });
     }
@@ -260,28 +215,27 @@ export class Consolidator {
         if (leftBehind.length > 0) report.superseded += await store.invalidateFacts(tx, 'social', scope, leftBehind);
       }
       if (previous) taken.add(previous);
-      const written = await this.service.writeFactIn(
-        tx,
-        scope,
-        {
-          tier: f.tier,
-          participantId: f.participantId,
-          key: f.key,
-          value: f.value,
-          summary: f.summary,
-          source: f.source,
-          confidence: f.confidence,
-          importance: f.importance,
-          retention: f.retention,
-          supersedes: previous,
-          derivedFrom: f.episodeIds,
-        },
-        vectors[i]!,
-      );
+      const { tier, participantId, key, value, summary, source, confidence, importance, retention, episodeIds } = f;
+      const written = await this.service.writeFactIn(tx, scope, { tier, participantId, key, value, summary, source, confidence, importance, retention, supersedes: previous, derivedFrom: episodeIds }, vectors[i]!);
       writtenIds.push(written.id);
       if (previous) report.superseded++;
       report.written[f.tier]++;
     }
+  }
+
+  /** The current value of every slot the facts touch, opened, by `slotKey`. */
+  private async currentValues(tx: Tx, scope: Scope, facts: readonly PlannedFact[]): Promise<Map<string, CurrentValue>> {
+    const current = new Map<string, CurrentValue>();
+    for (const tier of ['clue', 'social', 'lore', 'fragment'] as const) {
+      const keys = [...new Set(facts.filter((f) => f.tier === tier).map((f) => f.key))];
+      const rows = await store.currentFactsByKey(tx, tier, scope, keys);
+      const open = await this.service.keysFor(tx, scope.tenantId, rows);
+      for (const row of rows) {
+        const value = this.valueOf(open, tier, scope.tenantId, row);
+        if (value !== undefined) current.set(slotKey(tier, row.participant_id ?? undefined, row.fact_key), { id: row.id, value, confidence: row.confidence });
+      }
+    }
+    return current;
   }
 
   /**
@@ -486,4 +440,68 @@ function merge(into: ConsolidationReport, from: ConsolidationReport): void {
   into.anomalies += from.anomalies;
   into.forgotten += from.forgotten;
   for (const [k, v] of Object.entries(from.dropped)) into.dropped[k] = (into.dropped[k] ?? 0) + v;
+}
+
+/** A slot: a tier, a participant (for social facts) and a key. */
+const slotKey = (tier: FactTier, participantId: string | undefined, key: string) => `${tier}\0${participantId ?? ''}\0${key}`;
+
+interface CurrentValue {
+  id: string;
+  value: string;
+  confidence: number;
+}
+
+/** A fact to write, and what it replaces: a stored fact's id, or `pending:<i>` for the i-th fact written before it. */
+interface Step {
+  fact: PlannedFact;
+  supersedes?: string;
+}
+
+interface Reinforcement {
+  tier: FactTier;
+  confidence: number;
+  importance: number;
+  derivedFrom: Set<string>;
+}
+
+/**
+ * What each planned fact does to its slot, in order: the same value again reinforces it (once per
+ * batch, carrying both episodes), a less sure value of a single-valued slot stands beside it, any
+ * other value replaces it. Decides only; nothing is written.
+ */
+function decideSteps(facts: readonly PlannedFact[], current: ReadonlyMap<string, CurrentValue>, report: ConsolidationReport): { steps: Step[]; reinforce: Map<string, Reinforcement> } {
+  const steps: Step[] = [];
+  const reinforce = new Map<string, Reinforcement>();
+  const pending = new Map<string, { value: string; confidence: number; step?: Step; id?: string }>();
+  for (const [key, c] of current) pending.set(key, { value: c.value, confidence: c.confidence, id: c.id });
+  for (const f of facts) {
+    const key = slotKey(f.tier, f.participantId, f.key);
+    const existing = pending.get(key);
+    if (existing && sameValue(existing.value, f.value)) {
+      const cap = f.kind === 'claim' ? CLAIM_CAP : REINFORCE_CAP;
+      existing.confidence = Math.min(cap, Math.max(existing.confidence, f.confidence) + 0.05);
+      if (existing.step) {
+        // Heard twice in this batch: the fact about to be written carries both episodes.
+        existing.step.fact = { ...existing.step.fact, confidence: existing.confidence, episodeIds: [...new Set([...existing.step.fact.episodeIds, ...f.episodeIds])] };
+      } else {
+        const r = reinforce.get(existing.id!) ?? { tier: f.tier, confidence: 0, importance: 0, derivedFrom: new Set<string>() };
+        r.confidence = existing.confidence;
+        r.importance = Math.max(r.importance, f.importance);
+        for (const id of f.episodeIds) r.derivedFrom.add(id);
+        reinforce.set(existing.id!, r);
+      }
+      report.reinforced++;
+      continue;
+    }
+    // A value less sure than the slot's own (read from how a line was put, not said as the
+    // slot's value) stands beside it instead of replacing it; an update replaces it.
+    if (existing && f.op !== 'update' && f.confidence < existing.confidence - SURER && SINGLE_KEYS.has(f.key)) {
+      steps.push({ fact: { ...f, key: `${f.key}.${slug(f.value, 2)}` } });
+      continue;
+    }
+    const step: Step = { fact: f, supersedes: existing?.step ? `pending:${steps.indexOf(existing.step)}` : existing?.id };
+    steps.push(step);
+    pending.set(key, { value: f.value, confidence: f.confidence, step });
+  }
+  return { steps, reinforce };
 }

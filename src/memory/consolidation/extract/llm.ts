@@ -137,6 +137,19 @@ export class LlmExtractor implements Extractor {
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'memory_candidates', strict: true, schema: RESPONSE_SCHEMA } },
     };
+    const content = await this.complete(body);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(content);
+    } catch (error) {
+      throw new ExtractorError('EXTRACTOR_BAD_OUTPUT', 'the model did not answer JSON', { cause: error });
+    }
+    if (!checkAnswer.Check(parsed)) throw new ExtractorError('EXTRACTOR_SCHEMA_MISMATCH', 'the model answered JSON outside the schema');
+    return candidatesOf(parsed as LlmAnswer, episodes);
+  }
+
+  /** One chat completion: the message content the endpoint answered, or an ExtractorError saying why there is none. */
+  private async complete(body: unknown): Promise<string> {
     const timeoutMs = this.config.timeoutMs ?? 30_000;
     // One deadline for the whole exchange: connecting, waiting, and reading the body.
     const signal = AbortSignal.timeout(timeoutMs);
@@ -174,39 +187,36 @@ export class LlmExtractor implements Extractor {
     if (typeof message?.refusal === 'string' && message.refusal) throw new ExtractorError('EXTRACTOR_REFUSED', 'the model refused to extract from this batch');
     const content = message?.content;
     if (typeof content !== 'string') throw new ExtractorError('EXTRACTOR_BAD_OUTPUT', 'the chat endpoint answered without message content');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(content);
-    } catch (error) {
-      throw new ExtractorError('EXTRACTOR_BAD_OUTPUT', 'the model did not answer JSON', { cause: error });
-    }
-    if (!checkAnswer.Check(parsed)) throw new ExtractorError('EXTRACTOR_SCHEMA_MISMATCH', 'the model answered JSON outside the schema');
-    const answer = parsed as LlmAnswer;
-    const out: Candidate[] = [];
-    for (const c of answer.candidates) {
-      const episode = episodes[c.episode];
-      if (!episode || episode.kind !== 'utterance') continue; // a number the model made up
-      const op = c.op ?? 'add';
-      const key = sanitizeKey(c.key, c.kind, op, c.value);
-      const summary = c.summary.trim();
-      // An add or update needs a slot and something to say back; a forget may name neither.
-      if (op !== 'forget' && (!key || !summary)) continue;
-      out.push({
-        episodeId: episode.id,
-        participantId: episode.participantId,
-        kind: c.kind,
-        op,
-        key,
-        value: c.value.trim(),
-        summary,
-        confidence: c.confidence,
-        // The guards read the model's own words; the episode is not re-read, so a fact next to a
-        // secret in one message is judged by what it says.
-        text: `${c.value} ${summary}`.trim(),
-      });
-    }
-    return out;
+    return content;
   }
+}
+
+/** The model's candidates as the pipeline's: each tied to its episode, its key sanitized; an add or update without a slot or a summary is dropped. */
+function candidatesOf(answer: LlmAnswer, episodes: readonly EpisodeInput[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const c of answer.candidates) {
+    const episode = episodes[c.episode];
+    if (!episode || episode.kind !== 'utterance') continue; // a number the model made up
+    const op = c.op ?? 'add';
+    const key = sanitizeKey(c.key, c.kind, op, c.value);
+    const summary = c.summary.trim();
+    // An add or update needs a slot and something to say back; a forget may name neither.
+    if (op !== 'forget' && (!key || !summary)) continue;
+    out.push({
+      episodeId: episode.id,
+      participantId: episode.participantId,
+      kind: c.kind,
+      op,
+      key,
+      value: c.value.trim(),
+      summary,
+      confidence: c.confidence,
+      // The guards read the model's own words; the episode is not re-read, so a fact next to a
+      // secret in one message is judged by what it says.
+      text: `${c.value} ${summary}`.trim(),
+    });
+  }
+  return out;
 }
 
 /** The slot a speaker kind's facts live in, when the kind names one (see SLOTS). */
