@@ -15,7 +15,7 @@ import { inScope, setLocal, type Scope } from '../scope.js';
 import type { MemoryService } from '../service.js';
 import { latestProcedural } from '../store/procedural.js';
 import type { EpisodeRow, FactRow } from '../store/rows.js';
-import type { FactTier } from '../types.js';
+import { FACT_TIERS, TIER_TABLES, type FactTier } from '../types.js';
 import { loadSecrets } from './secrets.js';
 import type { Clock } from '../roles.js';
 import { plan, type PlannedFact, type PlannedForget } from './classify.js';
@@ -226,7 +226,7 @@ export class Consolidator {
   /** The current value of every slot the facts touch, opened, by `slotKey`. */
   private async currentValues(tx: Tx, scope: Scope, facts: readonly PlannedFact[]): Promise<Map<string, CurrentValue>> {
     const current = new Map<string, CurrentValue>();
-    for (const tier of ['clue', 'social', 'lore', 'fragment'] as const) {
+    for (const tier of FACT_TIERS) {
       const keys = [...new Set(facts.filter((f) => f.tier === tier).map((f) => f.key))];
       const rows = await store.currentFactsByKey(tx, tier, scope, keys);
       const open = await this.service.keysFor(tx, scope.tenantId, rows);
@@ -396,7 +396,8 @@ export class Consolidator {
   private async forget(tx: Tx, scope: Scope): Promise<number> {
     const now = this.clock().getTime();
     let n = 0;
-    for (const tier of ['social', 'lore', 'fragment'] as const) {
+    // (A game's tiers are not faded: they go with the game.)
+    for (const tier of FACT_TIERS.filter((t) => !TIER_TABLES[t].gameBound)) {
       const rows = await store.decayingFacts(tx, tier, scope);
       const faded = rows.filter((r) => isForgotten('slow_decay', now - new Date(r.updated_at).getTime(), r.importance, this.options.decay)).map((r) => r.id);
       n += await store.invalidateFacts(tx, tier, scope, faded);

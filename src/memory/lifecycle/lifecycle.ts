@@ -26,6 +26,13 @@ import { enqueue } from '../jobs/queue.js';
 import { iso } from '../store/rows.js';
 import { subjectHash } from './guards.js';
 import { asLifecycle, asWorker, systemClock, type Clock } from '../roles.js';
+import { TIER_TABLES } from '../types.js';
+
+/** Every table holding a game's rows: its tiers (TIER_TABLES' game-bound ones) and its bookkeeping. */
+const GAME_TABLES = [
+  ...Object.values(TIER_TABLES).filter((t) => t.gameBound).map((t) => t.table.replace(/^memory\./, '')),
+  ...['game_secrets', 'consolidated_episodes', 'anomalies', 'working', 'context_log', 'ingest_requests'],
+];
 
 export const DEFAULT_AUDIT_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -160,7 +167,7 @@ export class Lifecycle {
         "UPDATE memory.data_keys SET destroyed_at = coalesce(destroyed_at, $3) WHERE tenant_id = $1 AND scope_kind = 'game' AND scope_ref = $2",
         [tenantId, gameId, now],
       );
-      for (const table of ['episodic', 'clues', 'game_secrets', 'consolidated_episodes', 'anomalies', 'working', 'context_log', 'ingest_requests']) {
+      for (const table of GAME_TABLES) {
         const { rowCount } = await tx.query(`DELETE FROM memory.${table} WHERE tenant_id = $1 AND game_id = $2`, [tenantId, gameId]);
         report.rowsPurged[table] = rowCount;
       }
