@@ -168,7 +168,6 @@ async function startEngine(
 ): Promise<void> {
   const registryClient = new HttpRegistryClient({ baseUrl: peers.registryUrl });
   const memoryClient = new MemoryHttpClient(peers.memoryUrl, peers.keys.runtimeKey);
-  const host = new EngineNpcHost();
   // The engine's own database (another party's than the memory service's): accounts, sessions, games, outbox.
   const store = await openEngineDatabase(
     config.engineDatabaseUrl ? { url: config.engineDatabaseUrl } : config.inMemory ? {} : { dir: path.join(config.dataDir, 'engine') },
@@ -178,11 +177,10 @@ async function startEngine(
     registry: registryClient,
     memory: new HttpMemoryPort(memoryClient),
     proxySecret: await secretFile(config.keyringDir, 'engine-proxy.key'),
-    onParticipantMessage: host.publish,
-    onGameEnded: host.publishEnded,
     store,
   });
-  host.attach(engine);
+  // The NPC runtime listens before the restore, so NPCs hear what is said from the first command on.
+  const host = new EngineNpcHost(engine);
   // Sessions, undelivered memory-service calls and running games, as the last process left them.
   await engine.restore();
   closers.unshift(() => engine.close());

@@ -53,7 +53,17 @@ interface GameEntry {
 /** Ended games remembered (by id only) to answer GAME_ENDED rather than UNKNOWN_GAME; then forgotten. */
 const ENDED_REMEMBERED_MS = 7 * 24 * 3600 * 1000;
 
-export interface GameEngineOptions {
+/** What the engine tells its listeners (the NPC runtime): `listen`, or the options of the same names. */
+export interface EngineListener {
+  /** Told when a suspended NPC wakes, with how long it was suspended; the NPC runtime's cue. */
+  onNpcResumed?: (event: NpcResumedEvent) => void;
+  /** Every participant message heard by an awake NPC, anonymized (the NPC runtime's trigger). */
+  onParticipantMessage?: (message: ParticipantMessage) => void;
+  /** Told when a game ends (after its memory was told): the NPC runtime drops what it held for it. */
+  onGameEnded?: (gameId: GameId) => void;
+}
+
+export interface GameEngineOptions extends EngineListener {
   registry: RegistryClient;
   memory: MemoryPort;
   /** Keys the participant-id hash; at least 32 bytes, kept stable so returning players stay recognisable. */
@@ -64,12 +74,6 @@ export interface GameEngineOptions {
   timestampGranularitySeconds?: number;
   /** Password hashing cost (Default: scrypt N=16384, r=8, p=1). */
   scryptCost?: ScryptCost;
-  /** Told when a suspended NPC wakes, with how long it was suspended; the NPC runtime's cue. */
-  onNpcResumed?: (event: NpcResumedEvent) => void;
-  /** Every participant message heard by an awake NPC, anonymized (the NPC runtime's trigger). */
-  onParticipantMessage?: (message: ParticipantMessage) => void;
-  /** Told when a game ends (after its memory was told): the NPC runtime drops what it held for it. */
-  onGameEnded?: (gameId: GameId) => void;
   /** An attempt to call the memory service failed (Default: first failures and dead letters to stderr). */
   onOutboundError?: OutboundErrorHandler;
   /** The engine's own database: accounts and sessions survive a restart (Default: none, in memory). */
@@ -105,8 +109,11 @@ export class GameEngine {
   /** Effects of the command being run: released together once its log row is kept. */
   #effects: (() => void)[] | undefined;
   #replaying = false;
+  /** The options' listener first, then every one of `listen`. */
+  readonly #listeners = new Set<EngineListener>();
 
   constructor(private readonly options: GameEngineOptions) {
+    this.#listeners.add(options);
     this.clock = options.clock ?? systemClock;
     this.accounts = new AccountStore({ ...(options.scryptCost ? { cost: options.scryptCost } : {}), ...(options.store ? { db: options.store } : {}) });
     this.sessions = new SessionStore(this.accounts, this.clock, {
@@ -236,8 +243,8 @@ export class GameEngine {
           if (!this.#replaying) outbox.flushWorkingMemory(request);
         },
       },
-      onNpcResumed: (event) => live(() => this.options.onNpcResumed?.(event)),
-      onParticipantMessage: (message) => live(() => this.options.onParticipantMessage?.(message)),
+      onNpcResumed: (event) => live(() => this.#tell((l) => l.onNpcResumed?.(event))),
+      onParticipantMessage: (message) => live(() => this.#tell((l) => l.onParticipantMessage?.(message))),
       onListenerError: (error) => console.error('A stream listener threw; the entry was still delivered to everyone else.', error),
       ...(this.#journal ? { publish: (deliver: () => void) => live(deliver) } : {}),
     };
@@ -304,6 +311,16 @@ export class GameEngine {
     }
   }
 
+  /** Hears what the engine tells (messages to NPCs, NPCs waking, games ending) until the returned function is called. */
+  listen(listener: EngineListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #tell(event: (listener: EngineListener) => void): void {
+    for (const listener of this.#listeners) event(listener);
+  }
+
   /** The session that created a running game, if one did. */
   creatorOf(gameId: GameId): SessionId | undefined {
     return this.#games.get(gameId)?.creator;
@@ -315,7 +332,7 @@ export class GameEngine {
     this.#assertAccepting();
     this.#finish(this.#live(gameId));
     this.outbox.endGame(gameId);
-    this.options.onGameEnded?.(gameId);
+    this.#tell((l) => l.onGameEnded?.(gameId));
   }
 
   /** The game leaves memory (and its log the database); its id stays known as ended. */
@@ -348,7 +365,7 @@ export class GameEngine {
       this.#finish(this.#live(gameId));
     }
     const closed = await this.outbox.endNow(gameId, timeoutMs);
-    if (first) this.options.onGameEnded?.(gameId);
+    if (first) this.#tell((l) => l.onGameEnded?.(gameId));
     return closed;
   }
 

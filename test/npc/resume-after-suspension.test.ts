@@ -24,9 +24,8 @@ class CountingResponder implements ModelProvider {
 
 /** The engine (with its database), the NPC runtime and the real memory service, wired as in `startSystem`. */
 function world(db: Awaited<ReturnType<typeof engineDatabase>>, proxySecret: Uint8Array) {
-  const host = new EngineNpcHost();
-  const made = makeEngine({ store: db, proxySecret, memory: new HttpMemoryPort(service().client()), onParticipantMessage: host.publish, onGameEnded: host.publishEnded });
-  host.attach(made.engine);
+  const made = makeEngine({ store: db, proxySecret, memory: new HttpMemoryPort(service().client()) });
+  const host = new EngineNpcHost(made.engine);
   const provider = new CountingResponder();
   const client = service().client();
   const runtime = new NpcRuntime(host, (gameId, npcId, request) => client.context(gameId, npcId, request), provider, new TurnMetrics(), { now: () => made.clock.now() });
