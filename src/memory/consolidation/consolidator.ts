@@ -13,6 +13,9 @@ import { seal } from '../crypto/cipher.js';
 import type { Tx } from '../db/types.js';
 import { inScope, setLocal, type Scope } from '../scope.js';
 import type { MemoryService } from '../service.js';
+
+/** What consolidation needs of the memory service. */
+export type ConsolidatorDeps = Pick<MemoryService, 'db' | 'embedder' | 'topics' | 'keys' | 'keysFor' | 'opener' | 'unseal' | 'writeFactIn'>;
 import { latestProcedural } from '../store/procedural.js';
 import type { EpisodeRow, FactRow } from '../store/rows.js';
 import { FACT_TIERS, TIER_TABLES, type FactTier } from '../types.js';
@@ -74,7 +77,7 @@ export class Consolidator {
   private readonly clock: Clock;
 
   constructor(
-    private readonly service: MemoryService,
+    private readonly service: ConsolidatorDeps,
     private readonly options: ConsolidatorOptions = {},
   ) {
     this.extractor = options.extractor ?? this.offline;

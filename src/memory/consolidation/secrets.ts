@@ -9,6 +9,9 @@ import { seal } from '../crypto/cipher.js';
 import type { Sql } from '../db/types.js';
 import { inScope } from '../scope.js';
 import type { MemoryService } from '../service.js';
+
+/** What a game's registered secrets need of the memory service. */
+type SecretsDeps = Pick<MemoryService, 'db' | 'keys' | 'keysFor' | 'unseal'>;
 import { ensureGame } from '../store/ingest-requests.js';
 import { Values } from '../store/values.js';
 import { gameEnded } from '../lifecycle/guards.js';
@@ -17,7 +20,7 @@ const aad = (tenantId: string, gameId: string, id: string) => ['secret', tenantI
 
 /** Replaces the game's secrets with `secrets` (a PUT). */
 export async function registerSecrets(
-  service: MemoryService,
+  service: SecretsDeps,
   tenantId: string,
   gameId: string,
   secrets: readonly GameSecret[],
@@ -45,7 +48,7 @@ export async function registerSecrets(
 }
 
 /** The game's secrets, decrypted, inside a transaction scoped to the game (runtime). */
-export async function loadSecrets(tx: Sql, service: MemoryService, tenantId: string, gameId: string): Promise<GameSecret[]> {
+export async function loadSecrets(tx: Sql, service: SecretsDeps, tenantId: string, gameId: string): Promise<GameSecret[]> {
   const { rows } = await tx.query<{ id: string; kind: GameSecret['kind']; key_id: string; ciphertext: Uint8Array }>(
     'SELECT id, kind, key_id, ciphertext FROM memory.game_secrets WHERE tenant_id = $1 AND game_id = $2 ORDER BY created_at, id',
     [tenantId, gameId],

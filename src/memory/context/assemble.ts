@@ -8,6 +8,9 @@ import { embeddingText, meanVector, toVectorLiteral } from '../embeddings/types.
 import { MemoryError } from '../errors.js';
 import { inScope, readInScope, type Scope } from '../scope.js';
 import type { MemoryService } from '../service.js';
+
+/** What a context assembly needs of the memory service: no more than these. */
+export type AssemblyDeps = Pick<MemoryService, 'db' | 'embedder' | 'topics' | 'keys' | 'keysFor' | 'keysForRows' | 'opener' | 'unseal'>;
 import type { RowOpener } from '../crypto/sealed-rows.js';
 import { contextRows, contextStatements } from '../store/context.js';
 import { CONFIDENT, chooseTopic } from '../embeddings/topics.js';
@@ -51,7 +54,7 @@ export interface ContextRecord {
  * code (state > procedural > clues > social > episodic), token budgeting, and a log record.
  */
 export class ContextAssembler {
-  constructor(private readonly service: MemoryService) {}
+  constructor(private readonly service: AssemblyDeps) {}
 
   async assemble(scope: Scope, request: ContextRequest): Promise<{ window: ContextWindow; record: ContextRecord }> {
     const started = performance.now();

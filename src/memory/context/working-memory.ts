@@ -15,6 +15,9 @@ import { enqueueConsolidation } from '../jobs/queue.js';
 import { MemoryError } from '../errors.js';
 import { inScope, type Scope } from '../scope.js';
 import type { MemoryService } from '../service.js';
+
+/** What working memory needs of the memory service: the database, the embedder, the keys and unsealing. */
+export type WorkingMemoryDeps = Pick<MemoryService, 'db' | 'embedder' | 'keys' | 'keysFor' | 'unseal'>;
 import { sealText } from '../crypto/sealed-rows.js';
 import { insertWorkingSummary } from '../store/episodes.js';
 import { deleteWorking, type WorkingRow } from '../store/working.js';
@@ -37,7 +40,7 @@ export const speakerLabel = (speaker: Speaker): string =>
 const aad = (tenantId: string, gameId: string, roomId: string, npcId: string) => ['working', tenantId, gameId, roomId, npcId].join('\0');
 
 export function openWorking(
-  service: MemoryService,
+  service: WorkingMemoryDeps,
   tenantId: string,
   gameId: string,
   roomId: string,
@@ -120,7 +123,7 @@ export function serializeWorking(working: WorkingMemory): string {
  * moved, or the room was suspended), so no stale spatial context crosses a threshold.
  */
 export async function flushWorkingMemory(
-  service: MemoryService,
+  service: WorkingMemoryDeps,
   scope: Scope,
   roomId: string,
   reason: 'room_empty' | 'npc_moved',

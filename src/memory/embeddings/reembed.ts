@@ -2,6 +2,9 @@ import type { Database, Tx } from '../db/types.js';
 import { scopeSettings, setLocal } from '../scope.js';
 import { MemoryError } from '../errors.js';
 import type { MemoryService } from '../service.js';
+
+/** What re-embedding needs of the memory service: the embedder and its keys, to open each row. */
+type ReembedDeps = Pick<MemoryService, 'embedder' | 'keysFor' | 'opener'>;
 import { TIER_TABLES, type DurableTier } from '../types.js';
 import { embeddingText, toVectorLiteral } from './types.js';
 
@@ -43,7 +46,7 @@ export interface ReembedReport {
 
 const TIERS = Object.keys(TIER_TABLES) as DurableTier[];
 
-export async function reembed(db: Database, service: MemoryService, options: ReembedOptions = {}): Promise<ReembedReport> {
+export async function reembed(db: Database, service: ReembedDeps, options: ReembedOptions = {}): Promise<ReembedReport> {
   const embedder = service.embedder;
   const batch = options.batch ?? 64;
   if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) throw new MemoryError('INVALID_REQUEST', '--batch must be a whole number from 1 to 10000');
@@ -116,7 +119,7 @@ interface Row {
 }
 
 /** The text the service embedded when it wrote the row: an episode's text, a fact's summary. */
-function textOf(service: MemoryService, keys: Map<string, Uint8Array>, tier: DurableTier, tenantId: string, row: Row): string | undefined {
+function textOf(service: ReembedDeps, keys: Map<string, Uint8Array>, tier: DurableTier, tenantId: string, row: Row): string | undefined {
   const text = service.opener(tenantId, keys).text(tier, row);
   if (text === undefined) return undefined;
   if (tier === 'episodic') return embeddingText(text);

@@ -20,6 +20,9 @@ import type { Keyring } from '../crypto/keyring.js';
 import type { Database, Tx } from '../db/types.js';
 import { inScope } from '../scope.js';
 import type { MemoryService } from '../service.js';
+
+/** What the lifecycle needs of the memory service: its keys, to open what it audits. */
+export type LifecycleDeps = Pick<MemoryService, 'keys' | 'keysFor' | 'unseal'>;
 import { rowAad } from '../crypto/sealed-rows.js';
 import { anomalyAad } from '../consolidation/consolidator.js';
 import { enqueue } from '../jobs/queue.js';
@@ -86,7 +89,7 @@ export class Lifecycle {
 
   constructor(
     private readonly db: Database,
-    private readonly service: MemoryService,
+    private readonly service: LifecycleDeps,
     private readonly keyring: Keyring,
     private readonly options: LifecycleOptions = {},
   ) {
