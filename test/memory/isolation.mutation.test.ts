@@ -1,19 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { buildFixture, sqlIsolationViolations, type Fixture } from '../helpers/fixture.js';
+import { DURABLE_TIERS, TIER_TABLES } from '../../src/memory/types.js';
 
 /**
  * Mutation check: loosen one policy at a time in a throwaway database and require the
  * isolation attacks to notice. If they did not, the isolation suite could not fail.
  */
-const LOOSENINGS = [
-  { policy: 'episodic_scope', table: 'memory.episodic', rule: 'tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc()', drops: 'the game' },
-  { policy: 'clue_scope', table: 'memory.clues', rule: 'tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc()', drops: 'the game' },
-  { policy: 'social_scope', table: 'memory.social', rule: 'tenant_id = memory.scope_tenant() AND npc_id = memory.scope_npc()', drops: 'the participant' },
-  { policy: 'lore_scope', table: 'memory.lore', rule: 'tenant_id = memory.scope_tenant()', drops: 'the npc' },
-  { policy: 'fragment_scope', table: 'memory.fragments', rule: 'npc_id = memory.scope_npc()', drops: 'the tenant' },
-  { policy: 'episodic_scope', table: 'memory.episodic', rule: 'game_id = memory.scope_game() AND npc_id = memory.scope_npc()', drops: 'the tenant' },
-];
+/** What binds a tier's rows to the runtime's scope: every tier is a tenant's and an NPC's; TIER_TABLES says the rest. */
+const BINDINGS = {
+  tenant: 'tenant_id = memory.scope_tenant()',
+  npc: 'npc_id = memory.scope_npc()',
+  game: 'game_id = memory.scope_game()',
+  participant: 'participant_id = ANY (memory.scope_participants()::text[])',
+} as const;
+
+/** Every tier's scope policy with one of its bindings dropped, from TIER_TABLES: a new tier is attacked too. */
+const LOOSENINGS = DURABLE_TIERS.flatMap((tier) => {
+  const { table, gameBound, participantBound } = TIER_TABLES[tier];
+  const bound = (['tenant', 'npc', ...(gameBound ? ['game'] : []), ...(participantBound ? ['participant'] : [])] as const) as readonly (keyof typeof BINDINGS)[];
+  return bound.map((dropped) => ({ policy: `${tier}_scope`, table, rule: bound.filter((b) => b !== dropped).map((b) => BINDINGS[b]).join(' AND '), drops: `the ${dropped}` }));
+});
 
 describe('the isolation attacks fail when a policy is loosened', () => {
   let database: TestDatabase;
