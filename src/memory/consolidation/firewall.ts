@@ -105,6 +105,11 @@ export interface SecretMatcher {
  * undefined when it looks safe.
  */
 export function secretIn(text: string, registered: readonly GameSecret[] = []): SecretKind | undefined {
+  return secretShaped(text, registered) ?? (CODE_WORDS.test(text) ? 'solution' : undefined);
+}
+
+/** What any text carrying a secret contains: a registered one, a code, a password, a hiding place, a number to try. */
+function secretShaped(text: string, registered: readonly GameSecret[]): SecretKind | undefined {
   for (const secret of registered) if (carries(text, secret)) return secret.kind;
   // A year in a life story ("my grandmother's 1958 Vespa") is not a code, unless a code word is near.
   const runs = codeLikeRuns(text);
@@ -112,7 +117,6 @@ export function secretIn(text: string, registered: readonly GameSecret[] = []): 
   if (/\bpass-?(?:word|phrase|code)s?\b|\bmagic word\b/i.test(text)) return 'password';
   if (LOCATION_OF_ITEM.test(text) || HIDING.test(text) || LOOK_UNDER.test(text)) return 'item_location';
   if (TRY_NUMBER.test(text)) return 'code';
-  if (CODE_WORDS.test(text)) return 'solution';
   return undefined;
 }
 
@@ -130,13 +134,8 @@ const SURMISE = /\b(?:i|we)\s+(?:think|guess|bet|reckon|believe|suspect|know)\b/
  */
 export function gameDetail(text: string, aboutSpeaker: boolean, registered: readonly GameSecret[] = []): SecretKind | undefined {
   if (!aboutSpeaker) return secretIn(text, registered) ?? (PROGRESS.test(text) ? 'solution' : undefined);
-  for (const secret of registered) if (carries(text, secret)) return secret.kind;
-  // A year in a life story ("my grandmother's 1958 Vespa") is not a code, unless a code word is near.
-  const runs = codeLikeRuns(text);
-  if (runs.some((r) => !/^(?:1[89]\d\d|20[0-4]\d)$/.test(r)) || (runs.length > 0 && CODE_WORDS.test(text))) return 'code';
-  if (/\bpass-?(?:word|phrase|code)s?\b|\bmagic word\b/i.test(text)) return 'password';
-  if (LOCATION_OF_ITEM.test(text) || HIDING.test(text) || LOOK_UNDER.test(text)) return 'item_location';
-  if (TRY_NUMBER.test(text)) return 'code';
+  const shaped = secretShaped(text, registered);
+  if (shaped) return shaped;
   if (PROGRESS.test(text)) return 'solution';
   if (CODE_WORDS.test(text) && SURMISE.test(text)) return 'solution';
   return undefined;

@@ -20,7 +20,7 @@
  */
 import { Compile } from 'typebox/compile';
 import { Type, type Static } from 'typebox';
-import { CANDIDATE_KINDS, CANDIDATE_OPS, ExtractorError, SINGLE_VALUED, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
+import { CANDIDATE_KINDS, CANDIDATE_OPS, ExtractorError, SINGLE_VALUED, SLOT_KIND, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
 
 export interface LlmExtractorConfig {
   /** Base URL up to and including `/v1`. */
@@ -219,22 +219,10 @@ function candidatesOf(answer: LlmAnswer, episodes: readonly EpisodeInput[]): Can
   return out;
 }
 
-/** The slot a speaker kind's facts live in, when the kind names one (see SLOTS). */
-const KIND_SLOT: Partial<Record<CandidateKind, keyof typeof SLOTS>> = {
-  name: 'name',
-  occupation: 'occupation',
-  home: 'home',
-  origin: 'origin',
-  pet: 'pet',
-  family: 'family',
-  health: 'health',
-  fear: 'fear',
-  trip: 'trip',
-  hobby: 'hobby',
-  preference: 'likes',
-  dislike: 'dislikes',
-  personal: 'open',
-};
+/** The slot a speaker kind's facts live in, when the kind names one (SLOT_KIND read backwards; health is its own slot). */
+const KIND_SLOT: Partial<Record<CandidateKind, keyof typeof SLOTS>> = Object.fromEntries(
+  (Object.entries(SLOT_KIND) as [keyof typeof SLOTS, CandidateKind][]).filter(([slot]) => slot !== 'allergy').map(([slot, kind]) => [kind, slot]),
+);
 
 /** Older speaker kinds that keep their own key families. */
 const KIND_FAMILY: Partial<Record<CandidateKind, string>> = {

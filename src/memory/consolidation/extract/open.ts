@@ -22,25 +22,9 @@ import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../.
 import { ends, nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { codeLike, gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
-import { SINGLE_VALUED, SLOTS, slug, type Candidate, type CandidateKind, type EpisodeInput, type Extractor } from './types.js';
+import { SINGLE_VALUED, SLOT_KIND, SLOTS, slug, type Candidate, type EpisodeInput, type Extractor } from './types.js';
 
 
-const KIND_OF: Record<Slot, CandidateKind> = {
-  name: 'name',
-  occupation: 'occupation',
-  home: 'home',
-  origin: 'origin',
-  pet: 'pet',
-  family: 'family',
-  health: 'health',
-  allergy: 'health',
-  likes: 'preference',
-  dislikes: 'dislike',
-  fear: 'fear',
-  trip: 'trip',
-  hobby: 'hobby',
-  open: 'personal',
-};
 
 const SINGLE: ReadonlySet<Slot> = SINGLE_VALUED;
 const TOPIC_WORDS: ReadonlySet<string> = new Set(SLOT_LEMMAS.flatMap(([, words]) => words));
@@ -80,7 +64,7 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
   if (forget) {
     const slot = forget.about ? slotOf(clauses(forget.about)[0]?.tokens ?? []) : undefined;
     push({
-      kind: slot ? KIND_OF[slot.slot] : 'personal',
+      kind: slot ? SLOT_KIND[slot.slot] : 'personal',
       op: 'forget',
       key: slot && slot.slot !== 'open' ? SLOTS[slot.slot] : '',
       value: forget.about,
@@ -159,7 +143,7 @@ function placed(clause: Clause, fact: Told, senses: ReadonlyMap<string, Sense>):
   const slot = from ? 'origin' : 'home';
   // (Read from where a place stands, so less sure than a word of home: it does not replace a home
   // the speaker named, consolidation.ts.)
-  const there = { ...fact, kind: KIND_OF[slot], key: SLOTS[slot], value: place, confidence: Math.min(fact.confidence, INFERRED) };
+  const there = { ...fact, kind: SLOT_KIND[slot], key: SLOTS[slot], value: place, confidence: Math.min(fact.confidence, INFERRED) };
   // What the speaker says they do there is kept as well ("I keep bees on a rooftop in Lyon"); a
   // line that only places them ("good evening from lagos") is where they are, and no more.
   return person(clause) === 'first' || fact.kind === 'occupation' ? [fact, there] : [there];
@@ -238,7 +222,7 @@ function selfDisclosure(clause: Clause, senses: ReadonlyMap<string, Sense>, upda
   const body = summary.replace(/^You\s+/, '').replace(/[.!]$/, '');
   const op = updating || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
   const { slot, noun } = found;
-  const kind = found.generic ? 'preference' : KIND_OF[slot];
+  const kind = found.generic ? 'preference' : SLOT_KIND[slot];
   // A single-valued slot takes the value that fills it (a place, a line of work); a clause of its
   // topic that names none is kept beside it under a key of its own.
   const single = SINGLE.has(slot) && fillsSlot(slot, toks, senses);
@@ -279,7 +263,7 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, life: boo
   if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
   const single = found.slot === 'name' || (SINGLE.has(found.slot) && fillsSlot(found.slot, toks, senses));
   const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
-  const kind = found.generic ? 'preference' : found.slot === 'open' || (single && !ofSpeaker) ? 'personal' : KIND_OF[found.slot];
+  const kind = found.generic ? 'preference' : found.slot === 'open' || (single && !ofSpeaker) ? 'personal' : SLOT_KIND[found.slot];
   const summary = sentence(revoice(toks, 'second'));
   const op = replacing || headline?.renewed || toks.some((t) => UPDATE_LEMMAS.has(t.lemma)) ? 'update' : 'add';
   return { kind, op, key, value: summary.replace(/[.!]$/, ''), summary, confidence: 0.6, text: clause.text };

@@ -89,6 +89,24 @@ export const SLOTS = {
   open: 'speaker.fact',
 } as const;
 
+/** The kind of candidate a fact of each slot is (allergies are a matter of health). */
+export const SLOT_KIND: Record<keyof typeof SLOTS, CandidateKind> = {
+  name: 'name',
+  occupation: 'occupation',
+  home: 'home',
+  origin: 'origin',
+  pet: 'pet',
+  family: 'family',
+  health: 'health',
+  allergy: 'health',
+  likes: 'preference',
+  dislikes: 'dislike',
+  fear: 'fear',
+  trip: 'trip',
+  hobby: 'hobby',
+  open: 'personal',
+};
+
 /** Slots that hold one value: a new value replaces the old one, under the slot's own key. */
 export const SINGLE_VALUED: ReadonlySet<keyof typeof SLOTS> = new Set(['name', 'occupation', 'home', 'origin']);
 
