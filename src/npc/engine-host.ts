@@ -3,15 +3,13 @@ import type { NpcHost, RoomMessageEvent } from './runtime.js';
 
 /**
  * The engine as seen by the NPC runtime: what the NPCs hear (`engine.listen`) and what they may do
- * (speak, propose actions, look at their view). Made from a running engine; `close` stops listening.
+ * (speak, propose actions, look at their view). Made from a running engine, it listens as long as the engine runs.
  */
 export class EngineNpcHost implements NpcHost {
   private readonly listeners = new Set<(event: RoomMessageEvent) => void>();
   private readonly endListeners = new Set<(gameId: string) => void>();
-  readonly close: () => void;
-
   constructor(private readonly engine: GameEngine) {
-    this.close = engine.listen({
+    engine.listen({
       onParticipantMessage: (message) => {
         for (const listener of this.listeners) listener(message);
       },

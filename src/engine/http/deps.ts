@@ -6,7 +6,7 @@ import { EngineError } from '../errors.js';
 import type { FrontDesk } from '../front-desk.js';
 import type { GameDefinition } from '../game-definition/schema.js';
 import type { RegistryClient } from '../../registry/registry-client.js';
-import type { SessionToken } from '../types.js';
+import type { SessionId, SessionToken } from '../types.js';
 import type { StreamHub, StreamHubOptions } from './stream.js';
 
 export interface EngineAppOptions {
@@ -41,10 +41,13 @@ export interface EngineRouteDeps {
   options: EngineAppOptions;
 }
 
-/** The session a request is made in: `Authorization: Bearer <session token>` of a live session. */
-export function sessionToken(engine: GameEngine, request: FastifyRequest): SessionToken {
+/** The session a request is made in: `Authorization: Bearer <session token>` of a live session, looked up once. */
+export function sessionOf(engine: GameEngine, request: FastifyRequest): { token: SessionToken; sessionId: SessionId } {
   const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(request.headers.authorization ?? '');
   if (!match) throw new EngineError('INVALID_SESSION', 'Send "Authorization: Bearer <session token>"; sign in or start an anonymous session first.');
-  engine.sessions.get(match[1]!); // throws INVALID_SESSION for unknown tokens
-  return match[1]!;
+  const { session } = engine.sessions.get(match[1]!); // throws INVALID_SESSION for unknown tokens
+  return { token: match[1]!, sessionId: session.sessionId };
 }
+
+/** The token of the session a request is made in (`sessionOf`). */
+export const sessionToken = (engine: GameEngine, request: FastifyRequest): SessionToken => sessionOf(engine, request).token;

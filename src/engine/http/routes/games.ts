@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { GameId } from '../../types.js';
-import { sessionToken, type EngineRouteDeps } from '../deps.js';
+import { sessionOf, sessionToken, type EngineRouteDeps } from '../deps.js';
 import { ActBody, CreateGameBody, FeedQuery, GameParams, SayBody } from '../schemas.js';
 
 /** Most feed entries in one answer. */
@@ -20,8 +20,8 @@ export function gameRoutes(fastify: FastifyInstance, { engine, streams, voice, s
     '/v1/games',
     { schema: { summary: 'Create a game (Default: the sample game)', body: CreateGameBody }, config: { invalidCode: 'INVALID_GAME_DEFINITION' } },
     async (request, reply) => {
-      const token = tokenOf(request);
-      const gameId = await engine.createGame(request.body?.definition ?? sample, { creator: engine.sessions.get(token).session.sessionId });
+      const { sessionId } = sessionOf(engine, request);
+      const gameId = await engine.createGame(request.body?.definition ?? sample, { creator: sessionId });
       await engine.ready(gameId, options.gameReadyTimeoutMs ?? 1000);
       return reply.status(201).send({ gameId });
     },
@@ -77,7 +77,7 @@ export function gameRoutes(fastify: FastifyInstance, { engine, streams, voice, s
   });
 
   app.post('/v1/games/:gameId/end', { schema: { summary: 'End a game (its creator only)', params: GameParams } }, async (request) => {
-    const by = engine.sessions.get(tokenOf(request)).session.sessionId;
+    const { sessionId: by } = sessionOf(engine, request);
     const { gameId } = request.params;
     // Answered once the memory service has closed the game's memory (or said to be closing).
     const closed = await engine.endGameNow(gameId, options.endConfirmTimeoutMs ?? 2000, { by });
