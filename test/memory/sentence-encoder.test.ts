@@ -126,6 +126,26 @@ describe('the sentence encoder (Universal Sentence Encoder Lite in a worker thre
     expect(Array.from((await embedder.embed([text]))[0]!)).toEqual(Array.from(first!));
   });
 
+  it('embeds a text once when it is asked for again while the model is working on it', async () => {
+    const own = new SentenceEncoderEmbedder({ cacheSize: 0 });
+    try {
+      await own.ready();
+      const text = 'a line ingested and asked about a moment later';
+      const first = own.embed([text]);
+      // Let the batch go out, then ask again before it is answered.
+      await new Promise((r) => setImmediate(r));
+      const second = own.embed([text]);
+      const [[a], [b]] = await Promise.all([first, second]);
+      expect(own.stats()).toMatchObject({ embedded: 1, batches: 1, joined: 1 });
+      expect(Array.from(b!)).toEqual(Array.from(a!));
+      // Each caller has its own copy.
+      a!.fill(0);
+      expect(b!.some((x) => x !== 0)).toBe(true);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('evicts the least recently used entry past its capacity', async () => {
     const small = new SentenceEncoderEmbedder({ cacheSize: 2 });
     try {

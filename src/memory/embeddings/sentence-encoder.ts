@@ -73,6 +73,8 @@ export interface EncoderInfo {
 export interface EncoderStats {
   /** Texts answered from the cache. */
   hits: number;
+  /** Texts that waited for the answer to the same text already with the model. */
+  joined: number;
   /** Texts sent to the model. */
   embedded: number;
   /** Model calls. */
@@ -110,7 +112,7 @@ class EncoderHost {
   private readonly cache = new Map<string, Float32Array>();
   private readonly cacheSize: number;
   private readonly maxBatch: number;
-  private counters = { hits: 0, embedded: 0, batches: 0 };
+  private counters = { hits: 0, joined: 0, embedded: 0, batches: 0 };
 
   constructor(private readonly options: SentenceEncoderOptions) {
     this.cacheSize = options.cacheSize ?? 4096;
@@ -135,6 +137,14 @@ class EncoderHost {
       return Promise.resolve(hit.slice());
     }
     return new Promise((resolve, reject) => {
+      // A text the model is working on now (a line ingested and, a moment later, asked about in
+      // a context request) waits for that answer instead of being embedded a second time.
+      const running = this.inFlight?.waiters.get(text);
+      if (running) {
+        running.push({ text, resolve, reject });
+        this.counters.joined++;
+        return;
+      }
       this.queue.push({ text, resolve, reject });
       this.pump();
     });
