@@ -253,7 +253,8 @@ function elidedSubject(toks: readonly Token[]): boolean {
   // A gerund the tagger took for a noun, before what it acts on: "reading every label for celery".
   if (first.pos === 'NOUN' && /ing$/.test(first.lower) && second?.pos === 'DET') return true;
   const next = second && ['not', "n't"].includes(second.lower) ? third : second;
-  return (MODALS.has(first.lower) || SEMI_MODALS.has(first.lower)) && next?.pos === 'VERB';
+  // ("Have" is a verb of its own after a modal, whatever the tagger says: "can't have celery".)
+  return (MODALS.has(first.lower) || SEMI_MODALS.has(first.lower)) && (next?.pos === 'VERB' || next?.lemma === 'have');
 }
 
 /**

@@ -13,7 +13,7 @@ import type { MemoryService } from '../service.js';
 export type AssemblyDeps = Pick<MemoryService, 'db' | 'embedder' | 'topics' | 'keys' | 'keysFor' | 'keysForRows' | 'opener' | 'unseal'>;
 import type { RowOpener } from '../crypto/sealed-rows.js';
 import { contextRows, contextStatements } from '../store/context.js';
-import { CONFIDENT, chooseTopic } from '../embeddings/topics.js';
+import { MEANING_ALONE, chooseTopic } from '../embeddings/topics.js';
 import { ensureGame } from '../store/ingest-requests.js';
 import { getContextLog, putWorkingAndLog } from '../store/working.js';
 import type { Source } from '../types.js';
@@ -94,12 +94,12 @@ export class ContextAssembler {
       state: request.state,
     };
     // What was asked about: its words, unless its meaning is confidently another topic; its
-    // meaning alone only when the reading is as sure (a weak reading is no topic: the asker's
-    // facts are then all candidates); a question about something no slot holds is about the
-    // facts kept under the open key.
+    // meaning alone when half the vote or more reads it (MEANING_ALONE; a weaker reading is no
+    // topic: the asker's facts are then all candidates); a question about something no slot
+    // holds is about the facts kept under the open key.
     const reading = (await this.service.topics.classify([vectors.question], 'question'))[0];
     const chosen = chooseTopic(askedTopic(turn.spoken?.text), reading, sameTopic);
-    const asked = chosen?.from === 'meaning' && (reading?.confidence ?? 0) < CONFIDENT ? undefined : chosen;
+    const asked = chosen?.from === 'meaning' && (reading?.confidence ?? 0) < MEANING_ALONE ? undefined : chosen;
     const topic = asked && (asked.topic === 'other' ? OPEN_TOPIC : asked.topic);
     const kind = await specificKind(askedKind(turn.spoken?.text));
     const retrieval = { embedder: this.service.embedder.id, answerThreshold: answerThreshold(this.service.embedder.id), ...(asked ? { topic, topicFrom: asked.from } : {}), ...(kind ? { asksFor: kind } : {}) };

@@ -46,6 +46,16 @@ export interface TopicReading {
 export const CONFIDENT = 0.6;
 
 /**
+ * The share of the vote at which a question's meaning alone (no word of it names a topic) says
+ * what it asks about ("who's my other half?": family; "what can't my body handle?": health).
+ * Lower than CONFIDENT, which is the bar for overriding what the words named: a reading with
+ * 50-60% of the vote picks the asked topic's facts right more often than a bar of the answer
+ * threshold over all of them does (calibrated on the dev split and on phrasings written apart
+ * from it; docs/eval "Questions whose words name no topic").
+ */
+export const MEANING_ALONE = 0.5;
+
+/**
  * The topic of a sentence from what its words name (`named`) and what its meaning reads: a
  * confident reading of another topic wins; else the words; else the reading, whatever its share.
  */

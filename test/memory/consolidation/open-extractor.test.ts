@@ -37,7 +37,7 @@ describe('the open-domain extractor on single lines', () => {
   });
 
   it('keeps a "no" that denies what follows it ("no canarynuts for me") and drops one that only opens the line', () => {
-    expect(extractOpen(episode('no canarynuts for me at the party, they put me in hospital'))[0]?.summary).toBe('No canarynuts for you at the party.');
+    expect(extractOpen(episode('no canarynuts for me at the party, they put me in hospital'))[0]?.summary).toBe('No canarynuts for you at the party, they put you in hospital.');
     expect(extractOpen(episode('no, I live in Canaryville'))[0]?.summary).toBe('You live in Canaryville.');
   });
 
@@ -131,6 +131,23 @@ describe('the open-domain extractor on single lines', () => {
     expect(extractOpen(episode("I'm allergic to cats and my sister Mia would love this room")).map((c) => c.kind)).toEqual(['health', 'family']);
     expect(extractOpen(episode('I keep canarybees. I love it')).map((c) => c.summary)).toEqual(['You keep canarybees.', 'You love it.']);
   });
+
+  it('keeps a clause that refers back to what the one before named ("..., I\'ve got 500 hours in it") in one fact with it', () => {
+    expect(extractOpen(episode("Canaryquest is way easier than this, i've got 500 hours in it")).map((c) => c.summary)).toEqual(["Canaryquest is way easier than this, you've got 500 hours in it."]);
+    const [wife] = extractOpen(episode("Canaryna says hi, she's my wife"));
+    expect(wife).toMatchObject({ kind: 'family', summary: "Canaryna says, she's your wife." });
+  });
+
+  it('reads a name set before what the speaker says of it ("Canaryo, my partner, is cooking") as whom the clause is about', () => {
+    expect(extractOpen(episode('Canaryo, my partner, is cooking tonight'))).toMatchObject([{ kind: 'family', key: 'speaker.family.partner', summary: 'Canaryo, your partner, is cooking tonight.' }]);
+    // Without the speaker's possessive the name is only whom the line is addressed to.
+    expect(extractOpen(episode('Canaryo, I keep canarybees')).map((c) => c.summary)).toEqual(['You keep canarybees.']);
+  });
+
+  it('keeps a denial of one thing of a life ("can\'t have anything with canarynuts in it") and drops a denial of the moment', () => {
+    expect(extractOpen(episode("can't have anything with canarynuts in it")).map((c) => c.summary)).toEqual(["You can't have anything with canarynuts in it."]);
+    for (const line of ["I don't know", "I'm not sure", "i can't see anything"]) expect(extractOpen(episode(line)), line).toEqual([]);
+  });
 });
 
 describe('the open-domain extractor with what WordNet says the words are', () => {
@@ -148,6 +165,16 @@ describe('the open-domain extractor with what WordNet says the words are', () =>
   it('reads something edible the speaker keeps from, or their body answers, as health, not a liking', async () => {
     expect((await keys("can't go near quinces"))[0]).toMatch(/^speaker\.allergy\./);
     expect((await keys('lentils make my throat close up'))[0]).toMatch(/^speaker\.allergy\./);
+  });
+
+  it('joins what the speaker\'s body does about it to the clause before ("..., my throat swells up")', async () => {
+    const facts = await extractor.extract([episode("can't have anything with canarynuts in it, my throat swells up")]);
+    expect(facts.map((f) => f.summary)).toEqual(["You can't have anything with canarynuts in it, your throat swells up."]);
+  });
+
+  it('reads a verb with its adverb particle as WordNet knows it: "passed away" ends something, and what replaced it is an update', async () => {
+    const facts = await extractor.extract([episode('sadly Canarybiscuit passed away, but we just got a puppy called Canaryrex')]);
+    expect(facts.map((f) => [f.op, f.summary])).toEqual([['update', 'You just got a puppy called Canaryrex.']]);
   });
 
   it('reads a topic word typed with two neighbouring letters swapped as the word meant, keeping the text as written', async () => {

@@ -74,7 +74,7 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
     });
     return out;
   }
-  const said = elaborated(referred(clauses(episode.text)), ending);
+  const said = elaborated(referred(clauses(episode.text)), ending, senses);
   // What the speaker put an end to ("quit yoga", "the civic finally died", "sold the audi") makes
   // the line an update; followed by what replaced it ("doing boxing now"), it is only that: the
   // line's new value is the fact, and supersedes the old one.
@@ -167,7 +167,17 @@ function referred(list: readonly Clause[]): Clause[] {
     // ("Fun fact:" introduces what follows; it names nothing the next clause refers to.)
     const bare = !named.introduces && !named.question && named.tokens.length <= 4 && named.tokens.some((t) => t.pos === 'NOUN' || t.pos === 'PROPN') && named.tokens.every((t) => ['NOUN', 'PROPN', 'ADJ', 'DET', 'PUNCT'].includes(t.pos));
     // ("It's Kenya now": an "it" before "is" stands for nothing.)
-    const at = next && !next.question ? next.tokens.findIndex((t, j) => REFERRING.has(t.lower) && !(t.lower === 'it' && next.tokens[j + 1]?.lemma === 'be')) : -1;
+    const at = next && !next.question ? next.tokens.findIndex((t, j) => REFERRING.has(t.lower) && !(t.lower === 'it' && isBe(next.tokens[j + 1]))) : -1;
+    // A name set before what the speaker says of it ("Hiro, my partner, is cooking tonight"):
+    // the name is whom the next clause, opening on the speaker's possessive, is about.
+    const apposed = bare && next !== undefined && !next.question && next.continues === true && named.tokens.every((t) => t.pos === 'PROPN' || t.pos === 'PUNCT') && POSSESSIVE.has(next.tokens[0]?.lower ?? '');
+    if (apposed) {
+      const comma: Token = { text: ',', lower: ',', lemma: ',', pos: 'PUNCT', spaced: false };
+      const tokens = [...named.tokens, comma, ...next!.tokens.map((t, j) => (j === 0 ? { ...t, spaced: true } : t))];
+      out.push({ ...next!, tokens, text: render(tokens), continues: named.continues ?? false });
+      i++;
+      continue;
+    }
     if (!bare || at < 0) {
       out.push(named);
       continue;
@@ -182,21 +192,39 @@ function referred(list: readonly Clause[]): Clause[] {
 
 /** Pronouns that refer back to a thing just named. */
 const REFERRING = new Set(['them', 'they', 'it']);
+/** Pronouns that refer back to someone or something named before them in the sentence. */
+const POSSESSIVE = new Set(['my', 'our']);
+const ANAPHORS = new Set(['it', 'them', 'they', 'she', 'he', 'her', 'him', 'that']);
+
+/** A form of "be", contracted or not (the tagger does not always lemmatize "'s"). */
+const isBe = (t: Token | undefined) => t !== undefined && (t.lemma === 'be' || ["'s", 'is', 'was'].includes(t.lower));
+
+/** Whether a clause has a pronoun standing for what came before ("it" before "is" stands for nothing: "it's Kenya now"). */
+function refersBack(clause: Clause): boolean {
+  return clause.tokens.some((t, j) => ANAPHORS.has(t.lower) && t.pos === 'PRON' && !(t.lower === 'it' && isBe(clause.tokens[j + 1])));
+}
 
 /**
  * Clauses with what only elaborates on the one before joined to it: a clause of the same sentence
  * that names nothing ("shellfish and me don't mix, I get really sick"; "took up surfing and I'm
- * hooked") says how the speaker feels about what was just named, not a fact of its own. `ending`:
- * the verbs of the batch that put an end to something (`ends`).
+ * hooked"), refers back to what it named, or tells what the speaker's body does about it, says
+ * how the speaker feels about what was just named, not a fact of its own. `ending`: the verbs of
+ * the batch that put an end to something (`ends`); `senses`: WordNet's reading of its nouns.
  */
-function elaborated(list: readonly Clause[], ending: ReadonlySet<string>): Clause[] {
+function elaborated(list: readonly Clause[], ending: ReadonlySet<string>, senses: ReadonlyMap<string, Sense>): Clause[] {
   const out: Clause[] = [];
   for (const clause of list) {
     const previous = out.at(-1);
     const namesNothing = !clause.tokens.some((t) => ['NOUN', 'PROPN', 'NUM'].includes(t.pos));
     // (What follows an end with a verb of its own is what came next: "gave up on spanish, doing korean now".)
     const next = previous !== undefined && endsSomething(previous, ending) && clause.tokens.some((t) => t.pos === 'VERB');
-    if (previous && clause.continues && namesNothing && !next && !clause.question && !previous.question) {
+    // A clause that refers back to what the one before named ("minecraft is way easier than this,
+    // I've got 500 hours in it"; "rhian says hi, she's my wife") says it of that: one fact, so
+    // that what it is about stays in what is remembered.
+    const refers = previous !== undefined && refersBack(clause) && previous.tokens.some((t) => t.pos === 'NOUN' || t.pos === 'PROPN');
+    // So does what the speaker's body does about it ("can't have celery, my throat swells up").
+    const body = POSSESSIVE.has(clause.tokens[0]?.lower ?? '') && senses.get(clause.tokens[1]?.lemma.toLowerCase() ?? '')?.kind === 'noun.body';
+    if (previous && clause.continues && (namesNothing || refers || body) && !next && !clause.question && !previous.question) {
       const joint: Token = clause.joinedBy ?? { text: ',', lower: ',', lemma: ',', pos: 'PUNCT', spaced: false };
       const tokens = [...previous.tokens, joint, ...clause.tokens.map((t, i) => (i === 0 ? { ...t, spaced: true } : t))];
       out[out.length - 1] = { ...previous, tokens, text: render(tokens) };
@@ -311,7 +339,10 @@ function lasting(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): bo
   // a plan being weighed ("thinking of entering a contest"), is part of a life.
   const weighing = verb?.lower.endsWith('ing') && ['of', 'about'].includes(toks[toks.indexOf(verb) + 1]?.lower ?? '');
   if (verb && COGNITION.has(verb.lemma) && verb.lower === verb.lemma && !weighing && subjectAt >= 0 && toks.indexOf(verb) <= subjectAt + 2) return false;
-  if (toks.some((t) => t.lower === 'not' || t.lower === "n't") && content.length < 2) return false;
+  // A denial with one word of content is a state of the moment ("I don't know", "not sure"),
+  // unless that word is a thing away from the room: "can't have anything with celery in it".
+  const deniedThing = content.length === 1 && content[0]!.pos === 'NOUN' && !aboutTheRoom(toks);
+  if (toks.some((t) => t.lower === 'not' || t.lower === "n't") && content.length < 2 && !deniedThing) return false;
   // "I'm stuck", "I'm back": one momentary word is all there is.
   const words = content.map((t) => t.lower);
   if (words.every((w) => MOMENTARY.has(w) || ['so', 'really', 'very', 'just', 'totally', 'still', 'also', 'too', 'now'].includes(w))) return false;
@@ -325,7 +356,7 @@ function verbsOf(toks: readonly Token[]): string[] {
   return toks.flatMap((t, i) => {
     if (t.pos !== 'VERB') return [];
     const particle = toks[i + 1];
-    return particle && ['ADP', 'PART'].includes(particle.pos) && /^\p{L}+$/u.test(particle.lower) ? [t.lemma, `${t.lemma}_${particle.lower}`] : [t.lemma];
+    return particle && ['ADP', 'PART', 'ADV'].includes(particle.pos) && /^\p{L}+$/u.test(particle.lower) ? [t.lemma, `${t.lemma}_${particle.lower}`] : [t.lemma];
   });
 }
 
