@@ -143,3 +143,6 @@ export interface ContextWindow {
   /** Time the memory service spent: retrieval, and building the window (score, pack, persist). */
   timingsMs: { retrieve: number; build: number };
 }
+
+/** The topic of what no slot of a life holds: facts kept under the open key ("speaker.fact.drive-jeep"). */
+export const OPEN_TOPIC = 'fact';

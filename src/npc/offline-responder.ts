@@ -22,11 +22,13 @@
  *
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
-import type { ContextFact, ContextWindow } from '../boundary/context.js';
+import { OPEN_TOPIC, type ContextFact, type ContextWindow } from '../boundary/context.js';
 import { clauses, currentPart, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
+/** Words of a question about the game's codes, keys and hiding places. */
+const CLUE_WORDS = /\b(code|combination|password|key|clue|safe|hidden|hiding|secret)\b/;
 const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down', 'in', 'out'] as const;
 const MOVE_VERBS = new Set(['go', 'walk', 'head', 'move', 'come', 'run', 'step', 'follow']);
 /** Used when a window does not say (an older memory service). */
@@ -68,8 +70,13 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
   const questions = said.filter((c) => c.question);
   const lower = trigger.text.toLowerCase();
 
-  // 5. About the asker: only their own facts, by meaning.
-  const personal = questions.find((c) => person(c) === 'first' && !aboutTheRoom(c));
+  // 5. About the asker: only their own facts, by meaning. A question about a topic of a life
+  // that names no one ("where's home now?") is asked of the asker too.
+  // (Not one about codes, keys or hiding places: those are the game's.)
+  const topic = window.retrieval?.topic;
+  const aboutClues = CLUE_WORDS.test(lower);
+  const ofALife = (c: Clause) => !aboutClues && (slotOf(c.tokens).slot !== 'open' || (topic !== undefined && topic !== OPEN_TOPIC));
+  const personal = questions.find((c) => (person(c) === 'first' || (person(c) === 'other' && ofALife(c))) && !aboutTheRoom(c));
   if (personal && !rememberMe(said)) {
     const best = answering(facts, window, personal);
     // What changed is said as it is now ("it's Kenya now"), not with what it replaced.
@@ -81,10 +88,10 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
   const aboutNpc = questions.find((c) => person(c) === 'second' && !aboutTheRoom(c) && askingWhoYouAre(c));
   if (aboutNpc) return say(selfIntroduction(npc.firstName, window));
   const aboutRoom = questions.find((c) => aboutTheRoom(c));
-  if (aboutRoom && !/\b(code|combination|password|key|clue|safe|hidden|hiding|secret)\b/.test(lower)) return say(roomDescription(window));
+  if (aboutRoom && !aboutClues) return say(roomDescription(window));
 
-  // 7. Game clues.
-  if (questions.length > 0 && /\b(code|combination|password|key|clue|safe|hidden|hiding|secret|where is|where's)\b/.test(lower)) {
+  // 7. Game clues: a question about codes, keys or hiding places.
+  if (questions.length > 0 && aboutClues) {
     const clue = bestClue(window.clues, lower);
     if (clue) return say(`From what we have found in this game: ${sentence(clue.summary)}`);
     return say("I don't know the code; we haven't found any clues yet.");

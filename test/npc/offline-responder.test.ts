@@ -73,6 +73,18 @@ describe('the offline responder', () => {
     expect(ask('where am I off to next?', 'trip')).toMatch(/I don't know; you haven't told me that/);
   });
 
+  it('answers a question naming a topic of a life and no one ("where\'s home now?") from the asker\'s facts, never from the clues', () => {
+    const facts = [fact('speaker.home', 'Canaryville', 'You moved to Canaryville last month.', { standing: 'known', match: 0.2 })];
+    const clues = [fact('safe.code', '7492', 'the safe code is 7492', { standing: 'known' })];
+    const ask = (text: string, topic?: string) =>
+      respond(input(text, { clues, participants: { p1: { anonymous: false, facts } }, retrieval: { embedder: 'use-lite-512', answerThreshold: 0.3, ...(topic ? { topic, topicFrom: 'meaning' as const } : {}) } })).text;
+    expect(ask("where's home now?", 'home')).toBe('You told me you moved to Canaryville last month.');
+    // "Where is" alone asks about no code, key or hiding place; a question that names one goes to
+    // the clues, whatever topic its meaning was read as.
+    expect(ask('where is the lamp?')).not.toMatch(/code|clue/);
+    expect(ask("where's the safe code?", 'home')).toBe('From what we have found in this game: The safe code is 7492.');
+  });
+
   it('answers "who am I dating?" from a partner, never from a sibling, and a question whose words name a topic from that topic\'s nearest fact', () => {
     const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
     const ask = (text: string, facts: ContextFact[]) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval })).text;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { ContextDirective, ContextEpisode, ContextFact, ContextRequest, ContextWindow, RoomMessage } from '../../boundary/context.js';
+import { OPEN_TOPIC, type ContextDirective, type ContextEpisode, type ContextFact, type ContextRequest, type ContextWindow, type RoomMessage } from '../../boundary/context.js';
 import { askedKind, askedTopic, sameTopic } from '../../language/topics.js';
 import { tokens } from '../../language/index.js';
 import { kindsOf, nounSenses } from '../../language/senses.js';
@@ -18,7 +18,6 @@ import { ensureGame } from '../store/ingest-requests.js';
 import { getContextLog, putWorkingAndLog } from '../store/working.js';
 import type { Source } from '../types.js';
 import { answerThreshold } from './scoring.js';
-import { SLOTS } from '../consolidation/extract/types.js';
 import { jsonTokens } from './tokens.js';
 import { Packer } from './pack.js';
 import { normalizeKey, resolve, round, similarityOf, standingOf, type Candidate, type Resolved, type ScoredEpisode } from './resolve.js';
@@ -32,7 +31,6 @@ import { RECONSTRUCTION_DIRECTIVE, CONTROLLER_OPACITY_DIRECTIVE, STATE_DIRECTIVE
  */
 const DEFAULT_BUDGET = 2000;
 /** The topic part of an open fact's key (`speaker.fact.<slug>`). */
-const OPEN_TOPIC = SLOTS.open.split('.')[1]!;
 
 /** The record kept for every assembly: ids, scores, timings and token counts; never memory text. */
 export interface ContextRecord {

@@ -3,6 +3,7 @@
  * made it, then goes through the same guards (clue firewall, poisoning guard), scoring and
  * classification (../classify.ts).
  */
+import { OPEN_TOPIC } from '../../../boundary/context.js';
 
 /** One decrypted episode handed to an extractor (never logged, never stored as is). */
 export interface EpisodeInput {
@@ -86,7 +87,7 @@ export const SLOTS = {
   fear: 'speaker.fear',
   trip: 'speaker.trip',
   hobby: 'speaker.hobby',
-  open: 'speaker.fact',
+  open: `speaker.${OPEN_TOPIC}`,
 } as const;
 
 /** The kind of candidate a fact of each slot is (allergies are a matter of health). */
