@@ -23,7 +23,7 @@
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
 import { OPEN_TOPIC, type ContextFact, type ContextWindow } from '../boundary/context.js';
-import { clauses, currentPart, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
+import { clauses, currentPart, forgetRequest, person, revoice, tokens, type Clause, type Token } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
@@ -163,10 +163,31 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
     // the threshold.
     if (named === 'open' && onTopic) return best([onTopic, ...usable.filter((f) => f.match! >= threshold)], -Infinity);
     if (onTopic) return onTopic;
-    return best(usable, threshold * OFF_TOPIC_BAR);
+    return best(usable, threshold * OFF_TOPIC_BAR) ?? sharingAWord(usable, question, threshold);
   }
-  return best(usable, threshold);
+  return best(usable, threshold) ?? sharingAWord(usable, question, threshold);
 }
+
+/**
+ * The nearest fact that shares a word of content with the question (by lemma: "what do I drive?",
+ * "drove here in my Corolla"), at the lower bar of a topic read from meaning: the words say what
+ * the question is about where the sentence encoder, weak on short questions, does not.
+ */
+function sharingAWord(facts: readonly ContextFact[], question: Clause, threshold: number): ContextFact | undefined {
+  const asked = contentLemmas(question.tokens);
+  const sharing = facts.filter((f) => f.match! >= threshold * TOPIC_BAR && [...contentLemmas(tokens(f.summary))].some((l) => asked.has(l)));
+  return sharing.reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! ? f : a), undefined);
+}
+
+/**
+ * Lemmas of the words that say what a sentence is about: not the verbs every sentence has, words
+ * of asking or remembering, nor units of time (when, not what: "after a long week", "3 weeks to go").
+ */
+function contentLemmas(toks: readonly Token[]): Set<string> {
+  return new Set(toks.filter((t) => ['NOUN', 'VERB', 'ADJ', 'PROPN'].includes(t.pos) && t.lemma.length > 2 && !LIGHT.has(t.lemma)).map((t) => t.lemma));
+}
+
+const LIGHT = new Set('be have do get go make know remember tell say think like love thing stuff name favorite favourite kind sort lot way people one time minute hour day night morning evening week weekend month year'.split(' '));
 
 /** The share of the answer threshold a fact of the topic read from a question's meaning must reach. */
 const TOPIC_BAR = 0.5;

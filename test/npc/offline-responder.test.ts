@@ -85,6 +85,16 @@ describe('the offline responder', () => {
     expect(ask("where's the safe code?", 'home')).toBe('From what we have found in this game: The safe code is 7492.');
   });
 
+  it('answers from a fact that shares a word of content with the question ("what do I drive?", "drove here in my Canarymobile") at the lower bar, and not from one far from it', () => {
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    const ask = (text: string, facts: ContextFact[]) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval })).text;
+    const drove = fact('speaker.fact.drive-canarymobile', 'drove here in my Canarymobile', 'You drove here in your Canarymobile.', { standing: 'known', match: 0.18 });
+    expect(ask('what do I drive?', [drove])).toBe('You told me you drove here in your Canarymobile.');
+    // The same nearness without a shared word, or a shared word far from the question: no answer.
+    expect(ask('what do I drive?', [{ ...drove, summary: 'You keep canarybees.' }])).toMatch(/I don't know; you haven't told me that/);
+    expect(ask('what do I drive?', [{ ...drove, match: 0.05 }])).toMatch(/I don't know; you haven't told me that/);
+  });
+
   it('answers "who am I dating?" from a partner, never from a sibling, and a question whose words name a topic from that topic\'s nearest fact', () => {
     const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
     const ask = (text: string, facts: ContextFact[]) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval })).text;
