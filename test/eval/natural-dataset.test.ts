@@ -44,6 +44,15 @@ describe('the natural-phrasing datasets', () => {
     for (const t of dataset.tenants) for (const p of t.probes) for (const r of p.required ?? []) expect(t.setup.some((line) => has(line, r)), `${p.id}: ${r}`).toBe(true);
   });
 
+  it('include hand-written tuning sets (dev-extra) that load, keep the pairing invariant and let every probe fail a wrong reply', async () => {
+    for (const name of ['partners-allergies', 'life', 'open-topics', 'updates']) {
+      const { dataset } = await loadDataset(`eval/datasets/dev-extra/${name}.json`);
+      expect(pairingProblems(dataset), name).toEqual([]);
+      expect(kindProblems(dataset), name).toEqual([]);
+      for (const t of dataset.tenants) for (const p of t.probes) for (const r of p.required ?? []) expect(t.setup.some((line) => has(line, r)), `${p.id}: ${r}`).toBe(true);
+    }
+  });
+
   it('has enough material: at least 12 domains, 8 statements and 6 questions each, short generic not-knowing markers', () => {
     expect(DOMAINS.length).toBeGreaterThanOrEqual(12);
     for (const d of DOMAINS) {
