@@ -331,14 +331,25 @@ const TURNS = new Set([',', ';', 'so', 'but', '-', '–']);
 export function currentPart(text: string): string {
   const toks = tokens(text);
   const now = (part: readonly Token[]) => part.some((t) => NOW.has(t.lower));
+  const says = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
+  const names = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN'].includes(t.pos));
+  const denied = (part: readonly Token[]) => part.some((t) => ['not', "n't", 'never', 'no'].includes(t.lower));
   for (let i = toks.length - 2; i > 0; i--) {
     if (!TURNS.has(toks[i]!.lower)) continue;
     const before = toks.slice(0, i);
     let after = toks.slice(i + 1);
     while (after[0] && TURNS.has(after[0].lower)) after = after.slice(1);
-    const says = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
-    const names = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN'].includes(t.pos));
     if (now(after) && !now(before) && says(before) && names(after)) return render(after);
+    // "I'm a chef now, the plumber thing didn't work out": what is now, without what did not last.
+    if (now(before) && !now(after) && denied(after) && names(before)) return render(before);
+  }
+  // A change from one thing to another ("relocated from Auckland to Valencia"): what it is now.
+  const from = toks.findIndex((t) => t.lower === 'from');
+  const to = toks.findIndex((t, i) => i > from + 1 && t.lower === 'to');
+  const between = toks.slice(from + 1, to);
+  const phrase = between.every((t) => ['NOUN', 'PROPN', 'DET', 'ADJ', 'NUM'].includes(t.pos)) && names(between);
+  if (from > 0 && to > 0 && phrase && names(toks.slice(to + 1))) {
+    return render([...toks.slice(0, from), ...toks.slice(to)]);
   }
   return text;
 }

@@ -201,6 +201,8 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   // "The date on the newspaper" is a day; "my date", "we're dating" a partner.
   if (slot === 'family' && t.lemma === 'date' && t.pos !== 'VERB' && !['my', 'our'].includes(toks[toks.indexOf(t) - 1]?.lower ?? '')) return false;
   if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) return false;
+  // A trade is a line of work; to trade is to swap ("traded my Volvo in for a Jeep").
+  if (slot === 'occupation' && t.lemma === 'trade' && t.pos === 'VERB') return false;
   // Growing up is an upbringing; growing tomatoes is not.
   if (slot === 'origin' && t.lemma === 'grow' && toks[toks.indexOf(t) + 1]?.lower !== 'up') return false;
   // "Who keeps me company?": company kept, not a firm.

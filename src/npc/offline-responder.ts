@@ -23,7 +23,7 @@
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
 import { OPEN_TOPIC, type ContextFact, type ContextWindow } from '../boundary/context.js';
-import { clauses, currentPart, forgetRequest, person, revoice, tokens, type Clause, type Token } from '../language/index.js';
+import { clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
@@ -174,18 +174,16 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
  * the question is about where the sentence encoder, weak on short questions, does not.
  */
 function sharingAWord(facts: readonly ContextFact[], question: Clause, threshold: number): ContextFact | undefined {
-  const asked = contentLemmas(question.tokens);
-  const sharing = facts.filter((f) => f.match! >= threshold * TOPIC_BAR && [...contentLemmas(tokens(f.summary))].some((l) => asked.has(l)));
+  const asked = telling(question.text);
+  const sharing = facts.filter((f) => f.match! >= threshold * TOPIC_BAR && [...telling(f.summary)].some((l) => asked.has(l)));
   return sharing.reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! ? f : a), undefined);
 }
 
 /**
- * Lemmas of the words that say what a sentence is about: not the verbs every sentence has, words
+ * The content lemmas of a text that say what it is about: not the verbs every sentence has, words
  * of asking or remembering, nor units of time (when, not what: "after a long week", "3 weeks to go").
  */
-function contentLemmas(toks: readonly Token[]): Set<string> {
-  return new Set(toks.filter((t) => ['NOUN', 'VERB', 'ADJ', 'PROPN'].includes(t.pos) && t.lemma.length > 2 && !LIGHT.has(t.lemma)).map((t) => t.lemma));
-}
+const telling = (text: string) => new Set(contentLemmas(text).filter((l) => l.length > 2 && !LIGHT.has(l) && !/^\d+$/.test(l)));
 
 const LIGHT = new Set('be have do get go make know remember tell say think like love thing stuff name favorite favourite kind sort lot way people one time minute hour day night morning evening week weekend month year'.split(' '));
 

@@ -212,7 +212,8 @@ export class Consolidator {
       // nearest current fact of its slot even when the keys differ.
       if (f.op === 'update' && f.tier === 'social' && f.participantId) {
         const line = f.episodeIds.map((id) => lines.get(id) ?? '').join(' ');
-        const [replaced, ...leftBehind] = previous ? [previous, ...(await this.saidOfSlot(tx, scope, f, new Set([...taken, previous])))] : await this.updated(tx, scope, f, line, vectors[i]!, new Set(taken));
+        const sameLine = new Set(writtenIds.filter((_, j) => steps[j]!.fact.episodeIds.some((id) => f.episodeIds.includes(id))));
+        const [replaced, ...leftBehind] = previous ? [previous, ...(await this.saidOfSlot(tx, scope, f, new Set([...taken, previous])))] : await this.updated(tx, scope, f, line, vectors[i]!, new Set(taken), sameLine);
         previous = replaced;
         // The rest of what the line leaves behind ("gave up woodworking", said beside "doing archery now") no longer holds.
         if (leftBehind.length > 0) report.superseded += await store.invalidateFacts(tx, 'social', scope, leftBehind);
@@ -256,14 +257,16 @@ export class Consolidator {
    * The current facts an update replaces, the one it supersedes first: every fact of its topic
    * naming something its line names ("gave up woodworking, doing archery now" replaces the fact
    * naming woodworking, and the clause "gave up woodworking" beside it), else the nearest of the
-   * same slot, or of any slot when it is very near.
+   * same slot, or of any slot when it is very near. `sameLine`: facts just written from the
+   * update's own line, which it never replaces this way.
    */
-  private async updated(tx: Tx, scope: Scope, fact: PlannedFact, line: string, vector: Float32Array, skip: ReadonlySet<string>): Promise<string[]> {
+  private async updated(tx: Tx, scope: Scope, fact: PlannedFact, line: string, vector: Float32Array, skip: ReadonlySet<string>, sameLine: ReadonlySet<string>): Promise<string[]> {
     const ofSlot = await this.saidOfSlot(tx, scope, fact, skip);
     if (ofSlot.length > 0) return ofSlot;
     const slot = fact.key.split('.').slice(0, 2).join('.');
     const open = slot === SLOTS.open;
-    const candidates = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector))).filter((r) => !skip.has(r.id));
+    // (Never another fact of its own line: "Montreal is home these days, Austin got too expensive".)
+    const candidates = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector))).filter((r) => !skip.has(r.id) && !sameLine.has(r.id));
     const named = distinctive(`${line} ${fact.summary}`);
     if (named.size > 0 && candidates.length > 0) {
       // (Of the same topic, unless either has none: "Mexico fell through, Kenya now" replaces the Mexico trip.)

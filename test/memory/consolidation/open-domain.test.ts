@@ -230,6 +230,15 @@ describe('open-domain extraction, end to end', () => {
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true); // another topic: untouched
   });
 
+  it('never lets an update replace another fact of its own line ("my sister Vey lives in Canarytown, and I\'m doing canaryball now")', async () => {
+    const P = 'part-line0001';
+    await h.ingest('od-line', [{ participantId: P, text: "my sister Vey lives in Canarytown, and I'm doing canaryball now" }]);
+    await h.system.jobs.drain();
+    const now = current(await factsOf(h, 'od-line', [P], 'social')).map((m) => m.fact.summary);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
+    expect(now.some((s: string) => /canaryball/.test(s))).toBe(true);
+  });
+
   it('forgets about a sibling without forgetting the husband: a partner and a relative are two sides of a family', async () => {
     const P = 'part-kin00001';
     await h.ingest('od-kin', [{ participantId: P, text: 'my husband Oren is making dinner while I play' }, { participantId: P, text: 'my little brother Ilo would love this' }]);

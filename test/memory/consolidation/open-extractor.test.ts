@@ -172,6 +172,15 @@ describe('the open-domain extractor with what WordNet says the words are', () =>
     expect(facts.map((f) => f.summary)).toEqual(["You can't have anything with canarynuts in it, your throat swells up."]);
   });
 
+  it('reads a state denied from now on ("don\'t live in Canaryville anymore", "no more Canarymobile") as an end: what follows it is the update, and the ended value is not kept', async () => {
+    const home = await extractor.extract([episode("actually i don't live in Canaryville anymore, i'm in Canarytown now")]);
+    expect(home.map((f) => [f.op, f.key, f.value])).toEqual([['update', 'speaker.home', 'Canarytown']]);
+    const car = await extractor.extract([episode('no more Canarymobile for me, i drive a Canarycar now')]);
+    expect(car.map((f) => [f.op, f.summary])).toEqual([['update', 'You drive a Canarycar now.']]);
+    // To trade is to swap, not a line of work.
+    expect((await keys('traded my Canarymobile in for a Canarycar'))[0]).not.toBe('speaker.occupation');
+  });
+
   it('reads a verb with its adverb particle as WordNet knows it: "passed away" ends something, and what replaced it is an update', async () => {
     const facts = await extractor.extract([episode('sadly Canarybiscuit passed away, but we just got a puppy called Canaryrex')]);
     expect(facts.map((f) => [f.op, f.summary])).toEqual([['update', 'You just got a puppy called Canaryrex.']]);

@@ -363,9 +363,14 @@ function verbsOf(toks: readonly Token[]): string[] {
 /** Whether a clause says something came to an end, not denied ("quit yoga"; not "I'd never sell it"). */
 function endsSomething(clause: Clause, ending: ReadonlySet<string>): boolean {
   const toks = clause.tokens;
+  // A state denied from now on ends too: "I don't live in Oslo anymore", "no more Volvo for me".
+  if (NO_LONGER.test(clause.text)) return true;
   if (toks.some((t) => ['not', "n't", 'never'].includes(t.lower))) return false;
   return toks.some((t, i) => t.pos === 'VERB' && (ending.has(`${t.lemma}_${toks[i + 1]?.lower ?? ''}`) || ending.has(t.lemma)));
 }
+
+/** A denial that holds from now on: "not ... anymore", "no longer", "no more". */
+const NO_LONGER = /(?:\bnot\b|n't\b|\bnever\b|\bno\b)[^.!?]*\bany ?(?:more|longer)\b|\bno (?:longer|more)\b/i;
 
 /** A first-person clause about the game, not about a life ("I found the key behind the map"). */
 function game(clause: Clause): boolean {

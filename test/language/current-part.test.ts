@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { currentPart } from '../../src/language/index.js';
+
+describe('what a statement says is the case now', () => {
+  it('keeps what follows a turn to now ("Canaryland fell through so it\'s Canaryville now")', () => {
+    expect(currentPart("Canaryland fell through so it's Canaryville now.")).toBe("it's Canaryville now.");
+  });
+
+  it('keeps what is now without what did not last ("a canarysmith now, the other thing didn\'t work out")', () => {
+    expect(currentPart("You are a canarysmith now, the plumber thing didn't work out.")).toBe('You are a canarysmith now');
+  });
+
+  it('says a change from one thing to another as what it is now, and leaves a "from" that is no such change alone', () => {
+    expect(currentPart('You relocated from Canaryville to Canarytown over the summer.')).toBe('You relocated to Canarytown over the summer.');
+    expect(currentPart('You are from Canaryville and moved to Canarytown.')).toBe('You are from Canaryville and moved to Canarytown.');
+    expect(currentPart('You got a text from your mum to say hi.')).toBe('You got a text from your mum to say hi.');
+  });
+});
