@@ -172,8 +172,7 @@ function referred(list: readonly Clause[]): Clause[] {
     // the name is whom the next clause, opening on the speaker's possessive, is about.
     const apposed = bare && next !== undefined && !next.question && next.continues === true && named.tokens.every((t) => t.pos === 'PROPN' || t.pos === 'PUNCT') && POSSESSIVE.has(next.tokens[0]?.lower ?? '');
     if (apposed) {
-      const comma: Token = { text: ',', lower: ',', lemma: ',', pos: 'PUNCT', spaced: false };
-      const tokens = [...named.tokens, comma, ...next!.tokens.map((t, j) => (j === 0 ? { ...t, spaced: true } : t))];
+      const tokens = [...named.tokens, COMMA, ...next!.tokens.map((t, j) => (j === 0 ? { ...t, spaced: true } : t))];
       out.push({ ...next!, tokens, text: render(tokens), continues: named.continues ?? false });
       i++;
       continue;
@@ -192,9 +191,12 @@ function referred(list: readonly Clause[]): Clause[] {
 
 /** Pronouns that refer back to a thing just named. */
 const REFERRING = new Set(['them', 'they', 'it']);
-/** Pronouns that refer back to someone or something named before them in the sentence. */
+/** The speaker's possessives: "my partner", "our dog". */
 const POSSESSIVE = new Set(['my', 'our']);
+/** Pronouns that refer back to someone or something named before them in the sentence. */
 const ANAPHORS = new Set(['it', 'them', 'they', 'she', 'he', 'her', 'him', 'that']);
+/** The comma two joined clauses are rendered with. */
+const COMMA: Token = { text: ',', lower: ',', lemma: ',', pos: 'PUNCT', spaced: false };
 
 /** A form of "be", contracted or not (the tagger does not always lemmatize "'s"). */
 const isBe = (t: Token | undefined) => t !== undefined && (t.lemma === 'be' || ["'s", 'is', 'was'].includes(t.lower));
@@ -225,7 +227,7 @@ function elaborated(list: readonly Clause[], ending: ReadonlySet<string>, senses
     // So does what the speaker's body does about it ("can't have celery, my throat swells up").
     const body = POSSESSIVE.has(clause.tokens[0]?.lower ?? '') && senses.get(clause.tokens[1]?.lemma.toLowerCase() ?? '')?.kind === 'noun.body';
     if (previous && clause.continues && (namesNothing || refers || body) && !next && !clause.question && !previous.question) {
-      const joint: Token = clause.joinedBy ?? { text: ',', lower: ',', lemma: ',', pos: 'PUNCT', spaced: false };
+      const joint: Token = clause.joinedBy ?? COMMA;
       const tokens = [...previous.tokens, joint, ...clause.tokens.map((t, i) => (i === 0 ? { ...t, spaced: true } : t))];
       out[out.length - 1] = { ...previous, tokens, text: render(tokens) };
     } else out.push(clause);
@@ -360,7 +362,10 @@ function verbsOf(toks: readonly Token[]): string[] {
   });
 }
 
-/** Whether a clause says something came to an end, not denied ("quit yoga"; not "I'd never sell it"). */
+/**
+ * Whether a clause says something came to an end: a verb of ending, not denied ("quit yoga"; not
+ * "I'd never sell it"), or a state denied from now on ("not a nurse anymore").
+ */
 function endsSomething(clause: Clause, ending: ReadonlySet<string>): boolean {
   const toks = clause.tokens;
   // A state denied from now on ends too: "I don't live in Oslo anymore", "no more Volvo for me".
