@@ -345,13 +345,11 @@ export function currentPart(text: string): string {
   }
   // A change from one thing to another ("relocated from Auckland to Valencia"): what it is now.
   const from = toks.findIndex((t) => t.lower === 'from');
-  const to = toks.findIndex((t, i) => i > from + 1 && t.lower === 'to');
+  const to = from > 0 ? toks.findIndex((t, i) => i > from + 1 && t.lower === 'to') : -1;
+  if (to < 0) return text;
   const between = toks.slice(from + 1, to);
   const phrase = between.every((t) => ['NOUN', 'PROPN', 'DET', 'ADJ', 'NUM'].includes(t.pos)) && names(between);
-  if (from > 0 && to > 0 && phrase && names(toks.slice(to + 1))) {
-    return render([...toks.slice(0, from), ...toks.slice(to)]);
-  }
-  return text;
+  return phrase && names(toks.slice(to + 1)) ? render([...toks.slice(0, from), ...toks.slice(to)]) : text;
 }
 
 /** Content lemmas of a text (nouns, verbs, adjectives, proper nouns, numbers), for matching. */

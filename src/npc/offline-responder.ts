@@ -126,8 +126,6 @@ export function respond({ npc, window, trigger, physicalFailure }: ModelInput): 
 export function answering(facts: readonly ContextFact[], window: ContextWindow, question: Clause): ContextFact | undefined {
   const threshold = window.retrieval?.answerThreshold ?? DEFAULT_ANSWER_THRESHOLD;
   const usable = facts.filter((f) => !(f.standing === 'claim' && f.confidence < 0.5) && f.match !== undefined);
-  const best = (list: readonly ContextFact[], floor: number) =>
-    list.filter((f) => f.match! >= floor).reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! || (f.match === a.match && f.score > a.score) ? f : a), undefined);
   // A question that names a topic ("who's my furry friend?": pets) is answered from that topic's
   // facts first: when its words name the topic, by the nearest of them whatever its score (the
   // topic already says they are about the same thing); when only its meaning did, at a lower bar.
@@ -175,8 +173,12 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
  */
 function sharingAWord(facts: readonly ContextFact[], question: Clause, threshold: number): ContextFact | undefined {
   const asked = telling(question.text);
-  const sharing = facts.filter((f) => f.match! >= threshold * TOPIC_BAR && [...telling(f.summary)].some((l) => asked.has(l)));
-  return sharing.reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! ? f : a), undefined);
+  return best(facts.filter((f) => f.match! >= threshold * TOPIC_BAR && [...telling(f.summary)].some((l) => asked.has(l))), -Infinity);
+}
+
+/** The nearest of the facts at or above the floor (ties: the higher score). */
+function best(list: readonly ContextFact[], floor: number): ContextFact | undefined {
+  return list.filter((f) => f.match! >= floor).reduce<ContextFact | undefined>((a, f) => (!a || f.match! > a.match! || (f.match === a.match && f.score > a.score) ? f : a), undefined);
 }
 
 /**

@@ -30,7 +30,6 @@ import { RECONSTRUCTION_DIRECTIVE, CONTROLLER_OPACITY_DIRECTIVE, STATE_DIRECTIVE
  * the token budget (pack.ts), persist working memory and the log record.
  */
 const DEFAULT_BUDGET = 2000;
-/** The topic part of an open fact's key (`speaker.fact.<slug>`). */
 
 /** The record kept for every assembly: ids, scores, timings and token counts; never memory text. */
 export interface ContextRecord {

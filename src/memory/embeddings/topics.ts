@@ -51,7 +51,7 @@ export const CONFIDENT = 0.6;
  * Lower than CONFIDENT, which is the bar for overriding what the words named: a reading with
  * 50-60% of the vote picks the asked topic's facts right more often than a bar of the answer
  * threshold over all of them does (calibrated on the dev split and on phrasings written apart
- * from it; docs/eval "Questions whose words name no topic").
+ * from it; docs/eval, "The round of 34eb7db, 1ce6772, fee16ad and 7b95a8a").
  */
 export const MEANING_ALONE = 0.5;
 
