@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { kindProblems, type Probe } from '../../src/eval/dataset.js';
 import { summarizeExtended } from '../../src/eval/extended/summary.js';
-import type { PairRecord } from '../../src/eval/extended/run.js';
+import { holds, type AblationRecord, type PairRecord } from '../../src/eval/extended/run.js';
 import { NOT_KNOWING } from '../../src/eval/natural/domains.js';
 import { scoreReply } from '../../src/eval/scoring.js';
 
@@ -98,6 +98,31 @@ describe('the summary classifies failures', () => {
     expect(s.abstentionOwnValues).toEqual([expect.objectContaining({ leaked: ['Lisbon'] })]);
     expect(s.targets.update).toMatchObject({ actual: 0, met: false });
     expect(s.targets.forget).toMatchObject({ actual: 0, met: false });
+  });
+
+  it('tells where a miss comes from: the value not among the facts, held but not said, or held and another answer given', () => {
+    const fact = (summary: string) => ({ id: summary, key: 'speaker.home', value: summary, summary, standing: 'claim' as const, confidence: 0.8, score: 1 });
+    const ablation = (kind: string, reply: string, facts: string[]): AblationRecord => {
+      const p = probes[kind]!;
+      return { pair: 1, tenant: 'a', probeId: p.id, kind, scope: 'new-game', config: 'full', reply, score: scoreReply(reply, p), tokens: 1, timingsMs: { retrieve: 1, build: 1 }, held: holds(facts.map(fact), p) };
+    };
+    // A fact naming the old value beside the new one does not hold the update: what is said back must not name it.
+    expect(holds([fact('You went from plumber to nurse.')], probes.update!)).toBe(false);
+    expect(holds([fact('You are a nurse now.')], probes.update!)).toBe(true);
+    const s = summarizeExtended(
+      [{ ...pair([]), ablations: [
+        ablation('recall', 'You told me you live in Lisbon.', ['You live in Lisbon.']),
+        ablation('recall', "I don't know; you haven't told me that.", ['You keep bees.']),
+        ablation('paraphrase', "I don't know; you haven't told me that.", ['You live in Lisbon.']),
+        ablation('update', 'You told me you keep bees.', ['You keep bees.', 'You are a nurse now.']),
+      ] }],
+      { tenants: [], targets },
+    );
+    expect(s.misses).toEqual({
+      recall: { failed: 1, notHeld: 1, heldNotSaid: 0, heldOtherSaid: 0 },
+      paraphrase: { failed: 1, notHeld: 0, heldNotSaid: 1, heldOtherSaid: 0 },
+      update: { failed: 1, notHeld: 0, heldNotSaid: 0, heldOtherSaid: 1 },
+    });
   });
 
   it('reports after-erasure recall as the control, apart from recall', () => {

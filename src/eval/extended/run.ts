@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MemoryHttpClient } from '../../boundary/memory-client.js';
-import type { ContextRequest, RoomMessage } from '../../boundary/context.js';
+import type { ContextFact, ContextRequest, RoomMessage } from '../../boundary/context.js';
 import { respond } from '../../npc/offline-responder.js';
 import type { Dataset, Probe, Tenant } from '../dataset.js';
 import { gameWith, npcTurns } from '../game.js';
@@ -30,6 +30,21 @@ export interface AblationRecord {
   /** Tokens of the sections kept (the window's own count per section). */
   tokens: number;
   timingsMs: { retrieve: number; build: number };
+  /**
+   * Full config, probes that need a value said (recall, paraphrase, update, stale): whether the
+   * asker's facts in the window held one that names it and nothing the probe forbids (where a
+   * miss comes from: memory, or the reply; summary.ts `misses`).
+   */
+  held?: boolean;
+}
+
+/** Probe kinds whose reply must say a remembered value. */
+const SAYS_A_VALUE = new Set(['recall', 'paraphrase', 'update', 'stale']);
+
+/** Whether one of these facts names what the probe asks for and nothing it forbids. */
+export function holds(facts: readonly ContextFact[], probe: Pick<Probe, 'required' | 'anyOf' | 'forbidden' | 'ownForbidden'>): boolean {
+  const forbidden = [...(probe.forbidden ?? []), ...(probe.ownForbidden ?? [])];
+  return facts.some((f) => scoreReply(f.summary, { required: probe.required, anyOf: probe.anyOf, forbidden }).pass);
 }
 
 export interface ErasureRecord {
@@ -151,6 +166,7 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
                 score: scoreReply(reply, { required: probe.required, forbidden: probe.forbidden, anyOf: probe.anyOf, ownForbidden: probe.ownForbidden }),
                 tokens: tokensOf(window.tokens.sections, config),
                 timingsMs: window.timingsMs,
+                ...(config === 'full' && SAYS_A_VALUE.has(probe.kind ?? 'recall') ? { held: holds(window.participants[asker]?.facts ?? [], probe) } : {}),
               });
             }
           }

@@ -1,6 +1,7 @@
 /** Aggregates of the extended experiment, derived from the raw pair records alone. */
 import type { Dataset } from '../dataset.js';
-import { identityConfirmation } from '../scoring.js';
+import { NOT_KNOWING } from '../natural/domains.js';
+import { identityConfirmation, normalize } from '../scoring.js';
 import { bootstrap, summarizeLatency, type Interval, type LatencySummary } from '../stats.js';
 import type { PairRecord } from './run.js';
 import { costOf, type CostSummary, type Prices } from '../cost.js';
@@ -24,6 +25,13 @@ export interface ExtendedSummary {
   identityConfirmations: { pair: number; tenant: string; text: string; phrase: string }[];
   /** Ablations: pass rate per scope, config and kind, CI over tenant pairs; foreign leaks; tokens. */
   ablations: Record<string, Record<string, Record<string, Interval & { foreignLeaks: number; meanTokens: number }>>>;
+  /**
+   * Where the misses of the probes that need a value said come from, per kind (the full context
+   * in a new game): the value was not among the asker's facts in the window (`notHeld`: not
+   * extracted, not kept, or not retrieved), or it was and the reply said it did not know
+   * (`heldNotSaid`) or said something else (`heldOtherSaid`).
+   */
+  misses: Record<string, { failed: number; notHeld: number; heldNotSaid: number; heldOtherSaid: number }>;
   latency: {
     endToEnd: LatencySummary;
     stages: Record<string, { meanMs: number; medianMs: number; p95Ms: number }>;
@@ -92,6 +100,15 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
     }
   }
 
+  const misses: ExtendedSummary['misses'] = {};
+  for (const a of all.filter((x) => x.scope === 'new-game' && x.config === 'full' && x.held !== undefined && !x.score.pass)) {
+    const m = (misses[a.kind] ??= { failed: 0, notHeld: 0, heldNotSaid: 0, heldOtherSaid: 0 });
+    m.failed++;
+    if (!a.held) m.notHeld++;
+    else if (NOT_KNOWING.some((phrase) => normalize(a.reply).includes(normalize(phrase)))) m.heldNotSaid++;
+    else m.heldOtherSaid++;
+  }
+
   const erasures = pairs.flatMap((p) => p.erasures);
   const identityConfirmations = [
     ...pairs.flatMap((p) => p.setup.map((s) => ({ pair: p.pair, tenant: s.tenant, text: s.reply ?? '' }))),
@@ -133,6 +150,7 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
     },
     identityConfirmations,
     ablations,
+    misses,
     latency: {
       endToEnd,
       stages,
@@ -156,6 +174,7 @@ export function consoleReport(summary: ExtendedSummary): string {
   lines.push(`foreign-fact leaks in ablations: ${abl.length}`);
   for (const l of abl) lines.push(`  LEAK pair ${l.pair} ${l.tenant} ${l.probeId} [${l.where}]: "${l.leaked}" in "${l.reply}"`);
   lines.push(`stale answers (own old value): ${summary.staleAnswers.length}; forget/deletion failures: ${summary.deletionFailures.length}; abstentions answered with an own value: ${summary.abstentionOwnValues.length}`);
+  lines.push(`misses (full context, new game): ${Object.entries(summary.misses).map(([k, m]) => `${k} ${m.failed} (${missParts(m)})`).join('; ') || 'none'}`);
   lines.push(`erasure: ${summary.erasure.receiptsOk}/${summary.erasure.erased} receipts, erased values still in a fresh context window: ${summary.erasure.valuesLeftInContext.length}`);
   lines.push(`identity confirmations: ${summary.identityConfirmations.length}`);
   const e = summary.latency.endToEnd;
@@ -165,6 +184,8 @@ export function consoleReport(summary: ExtendedSummary): string {
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
+
+const missParts = (m: ExtendedSummary['misses'][string]) => `not held ${m.notHeld}, held but not said ${m.heldNotSaid}, held but another answer ${m.heldOtherSaid}`;
 
 /** The markdown report (docs/eval/extended.md). */
 export function extendedMarkdown(summary: ExtendedSummary, meta: { title: string; revision: string; startedAt: string; datasetSha256: string; output: string; backend: string; pairs: number }): string {
@@ -205,6 +226,12 @@ Control (the partner still recalled after the other's erasure) is the check besi
 - stale answers (own superseded value given): ${summary.staleAnswers.length}
 - abstentions answered with an own value: ${summary.abstentionOwnValues.length}
 - erasure: ${summary.erasure.receiptsOk}/${summary.erasure.erased} receipts; forget/deletion failures in replies: ${summary.deletionFailures.length}; erased values still in a fresh context window: ${summary.erasure.valuesLeftInContext.length}
+
+## Where the misses come from (full context, new game)
+
+| probe kind | failed | value not among the asker's facts | held, reply did not know | held, reply said another |
+|---|---:|---:|---:|---:|
+${Object.entries(summary.misses).map(([k, m]) => `| ${k} | ${m.failed} | ${m.notHeld} | ${m.heldNotSaid} | ${m.heldOtherSaid} |`).join('\n')}
 
 ## Ablations (memory service context, sections kept client-side, same offline responder)
 
