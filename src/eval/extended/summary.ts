@@ -1,7 +1,7 @@
 /** Aggregates of the extended experiment, derived from the raw pair records alone. */
 import type { Dataset } from '../dataset.js';
 import { NOT_KNOWING } from '../natural/domains.js';
-import { identityConfirmation, normalize } from '../scoring.js';
+import { identityConfirmation, scoreReply } from '../scoring.js';
 import { bootstrap, summarizeLatency, type Interval, type LatencySummary } from '../stats.js';
 import type { PairRecord } from './run.js';
 import { costOf, type CostSummary, type Prices } from '../cost.js';
@@ -105,7 +105,7 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
     const m = (misses[a.kind] ??= { failed: 0, notHeld: 0, heldNotSaid: 0, heldOtherSaid: 0 });
     m.failed++;
     if (!a.held) m.notHeld++;
-    else if (NOT_KNOWING.some((phrase) => normalize(a.reply).includes(normalize(phrase)))) m.heldNotSaid++;
+    else if (scoreReply(a.reply, { anyOf: NOT_KNOWING }).pass) m.heldNotSaid++;
     else m.heldOtherSaid++;
   }
 
