@@ -6,7 +6,7 @@
  * a cross-game memory, a false negative leaks a puzzle.
  */
 import type { SECRET_KINDS } from '../../boundary/lifecycle.js';
-import { tokens } from '../../language/index.js';
+import { tokens, type Token } from '../../language/index.js';
 
 export type SecretKind = (typeof SECRET_KINDS)[number];
 /** A registered secret as consolidation sees it (decrypted, in memory only). */
@@ -79,16 +79,15 @@ function codeLikeRuns(text: string): string[] {
 }
 
 /**
- * The text without the numbers that count what follows them, a plural noun ("100 degrees today",
- * "like 300 LPs"), when no word of it speaks of a code ("try 482 turns" is still a code's text).
+ * The text without the numbers that count what follows them, a plural noun ("100 degrees today")
+ * or an acronym's plural, which the tagger reads as a name ("like 300 LPs"), when no word of it
+ * speaks of a code ("try 482 turns" is still a code's text).
  */
 function uncounted(text: string): string {
   if (CODE_WORDS.test(text) || TRY_NUMBER.test(text)) return text;
   const toks = tokens(text);
-  const counts = toks.flatMap((t, i) => {
-    const noun = toks[i + 1];
-    return t.pos === 'NUM' && /^\d+$/.test(t.text) && noun?.pos === 'NOUN' && noun.lower !== noun.lemma ? [t.text] : [];
-  });
+  const plural = (t: Token | undefined) => (t?.pos === 'NOUN' && t.lower !== t.lemma) || /^\p{Lu}{2,}s$/u.test(t?.text ?? '');
+  const counts = toks.flatMap((t, i) => (t.pos === 'NUM' && /^\d+$/.test(t.text) && plural(toks[i + 1]) ? [t.text] : []));
   return counts.reduce((out, n) => out.replace(new RegExp(`\\b${n}\\b`), ' '), text);
 }
 
