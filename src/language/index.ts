@@ -318,28 +318,34 @@ export function revoice(toks: readonly Token[], to: 'second' | 'third'): string 
   return render(out);
 }
 
-/** Words that place a statement in the present, against what came before it. */
-const NOW = new Set(['now', 'nowadays', 'anymore', 'instead']);
+/** Words that place a statement in the present, against what came before it (and "these days"). */
+const NOW = new Set(['now', 'nowadays', 'anymore', 'instead', 'currently']);
 /** Where a sentence turns from what was to what is: "Mexico fell through, so it's Kenya now". */
 const TURNS = new Set([',', ';', 'so', 'but', '-', '–']);
 
 /**
  * What a statement says is the case now, when it also says what no longer is: "Mexico fell
  * through so it's Kenya now" -> "it's Kenya now"; "you're over curry, it's all paella for you
- * now" -> "it's all paella for you now". The text as it is otherwise.
+ * now" -> "it's all paella for you now"; "not in Denver anymore, Austin since March" -> "Austin
+ * since March". The text as it is otherwise.
  */
 export function currentPart(text: string): string {
   const toks = tokens(text);
-  const now = (part: readonly Token[]) => part.some((t) => NOW.has(t.lower));
+  const now = (part: readonly Token[]) => part.some((t, i) => NOW.has(t.lower) || (t.lower === 'these' && part[i + 1]?.lower === 'days'));
   const says = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN', 'ADJ', 'VERB'].includes(t.pos) && !['be', 'have', 'do', 'get'].includes(t.lemma));
-  const names = (part: readonly Token[]) => part.some((t) => ['NOUN', 'PROPN'].includes(t.pos));
+  // (A gerund after the verb names a thing too: "picked up climbing instead".)
+  const names = (part: readonly Token[]) => part.some((t, i) => ['NOUN', 'PROPN'].includes(t.pos) || (i > 0 && t.pos === 'VERB' && t.lower.endsWith('ing')));
   const denied = (part: readonly Token[]) => part.some((t) => ['not', "n't", 'never', 'no'].includes(t.lower));
+  // A state denied from now on: "not in Denver anymore", "no longer a nurse".
+  const over = (part: readonly Token[]) => denied(part) && part.some((t) => ['anymore', 'longer', 'more'].includes(t.lower));
   for (let i = toks.length - 2; i > 0; i--) {
     if (!TURNS.has(toks[i]!.lower)) continue;
     const before = toks.slice(0, i);
     let after = toks.slice(i + 1);
     while (after[0] && TURNS.has(after[0].lower)) after = after.slice(1);
     if (now(after) && !now(before) && says(before) && names(after)) return render(after);
+    // "Not in Denver anymore, Austin since March": what ended, then what is.
+    if (over(before) && !denied(after) && names(after)) return render(after);
     // "I'm a chef now, the plumber thing didn't work out": what is now, without what did not last.
     if (now(before) && !now(after) && denied(after) && names(before)) return render(before);
   }

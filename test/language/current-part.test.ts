@@ -10,6 +10,18 @@ describe('what a statement says is the case now', () => {
     expect(currentPart("You are a canarysmith now, the plumber thing didn't work out.")).toBe('You are a canarysmith now');
   });
 
+  it('keeps what is now after a state denied from now on ("not in Canaryville anymore, Canarytown since March")', () => {
+    expect(currentPart('Not in Canaryville anymore btw, Canarytown since march.')).toBe('Canarytown since march.');
+    expect(currentPart('No more Canarymobile for you, you drive a Canarycar now.')).toBe('you drive a Canarycar now.');
+  });
+
+  it('hears "these days" as now, and a pastime named by its gerund as a thing ("picked up canaryball instead")', () => {
+    expect(currentPart('You got rid of the Canarymobile, drive a Canarycar these days.')).toBe('drive a Canarycar these days.');
+    expect(currentPart('You dropped canarying, picked up skating instead.')).toBe('picked up skating instead.');
+    // Nothing named after the turn: the whole statement, so what it is about is not lost.
+    expect(currentPart('You love Canaryville, still live there now.')).toBe('You love Canaryville, still live there now.');
+  });
+
   it('says a change from one thing to another as what it is now, and leaves a "from" that is no such change alone', () => {
     expect(currentPart('You relocated from Canaryville to Canarytown over the summer.')).toBe('You relocated to Canarytown over the summer.');
     expect(currentPart('You are from Canaryville and moved to Canarytown.')).toBe('You are from Canaryville and moved to Canarytown.');
