@@ -104,7 +104,7 @@ describe('the summary classifies failures', () => {
     const fact = (summary: string) => ({ id: summary, key: 'speaker.home', value: summary, summary, standing: 'claim' as const, confidence: 0.8, score: 1 });
     const ablation = (kind: string, reply: string, facts: string[]): AblationRecord => {
       const p = probes[kind]!;
-      return { pair: 1, tenant: 'a', probeId: p.id, kind, scope: 'new-game', config: 'full', reply, score: scoreReply(reply, p), tokens: 1, timingsMs: { retrieve: 1, build: 1 }, held: holds(facts.map(fact), p) };
+      return { pair: 1, tenant: 'a', probeId: p.id, kind, scope: 'new-game', config: 'full', reply, score: scoreReply(reply, p), tokens: 1, timingsMs: { retrieve: 1, build: 1 }, held: holds(facts.map(fact), p), named: holds(facts.map(fact), { required: p.required, anyOf: p.anyOf }) };
     };
     // A fact naming the old value beside the new one does not hold the update: what is said back must not name it.
     expect(holds([fact('You went from plumber to nurse.')], probes.update!)).toBe(false);
@@ -115,13 +115,15 @@ describe('the summary classifies failures', () => {
         ablation('recall', "I don't know; you haven't told me that.", ['You keep bees.']),
         ablation('paraphrase', "I don't know; you haven't told me that.", ['You live in Lisbon.']),
         ablation('update', 'You told me you keep bees.', ['You keep bees.', 'You are a nurse now.']),
+        ablation('stale', 'You told me you went from plumber to nurse.', ['You went from plumber to nurse.']),
       ] }],
       { tenants: [], targets },
     );
     expect(s.misses).toEqual({
-      recall: { failed: 1, notHeld: 1, heldNotSaid: 0, heldOtherSaid: 0 },
-      paraphrase: { failed: 1, notHeld: 0, heldNotSaid: 1, heldOtherSaid: 0 },
-      update: { failed: 1, notHeld: 0, heldNotSaid: 0, heldOtherSaid: 1 },
+      recall: { failed: 1, notHeld: 1, namedBeside: 0, heldNotSaid: 0, heldOtherSaid: 0 },
+      paraphrase: { failed: 1, notHeld: 0, namedBeside: 0, heldNotSaid: 1, heldOtherSaid: 0 },
+      update: { failed: 1, notHeld: 0, namedBeside: 0, heldNotSaid: 0, heldOtherSaid: 1 },
+      stale: { failed: 1, notHeld: 1, namedBeside: 1, heldNotSaid: 0, heldOtherSaid: 0 },
     });
   });
 

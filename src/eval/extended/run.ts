@@ -36,6 +36,12 @@ export interface AblationRecord {
    * miss comes from: memory, or the reply; summary.ts `misses`).
    */
   held?: boolean;
+  /**
+   * With `held`: whether a fact named the value at all, even beside something the probe forbids
+   * ("you went from plumber to nurse" for an update to nurse): a value not held but named was
+   * stored together with what it replaced.
+   */
+  named?: boolean;
 }
 
 /** Probe kinds whose reply must say a remembered value. */
@@ -166,7 +172,7 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
                 score: scoreReply(reply, { required: probe.required, forbidden: probe.forbidden, anyOf: probe.anyOf, ownForbidden: probe.ownForbidden }),
                 tokens: tokensOf(window.tokens.sections, config),
                 timingsMs: window.timingsMs,
-                ...(config === 'full' && SAYS_A_VALUE.has(probe.kind ?? 'recall') ? { held: holds(window.participants[asker]?.facts ?? [], probe) } : {}),
+                ...(config === 'full' && SAYS_A_VALUE.has(probe.kind ?? 'recall') ? { held: holds(window.participants[asker]?.facts ?? [], probe), named: holds(window.participants[asker]?.facts ?? [], { required: probe.required, anyOf: probe.anyOf }) } : {}),
               });
             }
           }

@@ -29,9 +29,10 @@ export interface ExtendedSummary {
    * Where the misses of the probes that need a value said come from, per kind (the full context
    * in a new game): the value was not among the asker's facts in the window (`notHeld`: not
    * extracted, not kept, or not retrieved), or it was and the reply said it did not know
-   * (`heldNotSaid`) or said something else (`heldOtherSaid`).
+   * (`heldNotSaid`) or said something else (`heldOtherSaid`). `namedBeside`: of the values not
+   * held, those a fact named beside what the probe forbids (stored with the value it replaced).
    */
-  misses: Record<string, { failed: number; notHeld: number; heldNotSaid: number; heldOtherSaid: number }>;
+  misses: Record<string, { failed: number; notHeld: number; namedBeside: number; heldNotSaid: number; heldOtherSaid: number }>;
   latency: {
     endToEnd: LatencySummary;
     stages: Record<string, { meanMs: number; medianMs: number; p95Ms: number }>;
@@ -102,9 +103,12 @@ export function summarizeExtended(pairs: readonly PairRecord[], dataset: Pick<Da
 
   const misses: ExtendedSummary['misses'] = {};
   for (const a of all.filter((x) => x.scope === 'new-game' && x.config === 'full' && x.held !== undefined && !x.score.pass)) {
-    const m = (misses[a.kind] ??= { failed: 0, notHeld: 0, heldNotSaid: 0, heldOtherSaid: 0 });
+    const m = (misses[a.kind] ??= { failed: 0, notHeld: 0, namedBeside: 0, heldNotSaid: 0, heldOtherSaid: 0 });
     m.failed++;
-    if (!a.held) m.notHeld++;
+    if (!a.held) {
+      m.notHeld++;
+      if (a.named) m.namedBeside++;
+    }
     else if (scoreReply(a.reply, { anyOf: NOT_KNOWING }).pass) m.heldNotSaid++;
     else m.heldOtherSaid++;
   }
@@ -185,7 +189,7 @@ export function consoleReport(summary: ExtendedSummary): string {
 
 const round = (x: number) => Math.round(x * 10) / 10;
 
-const missParts = (m: ExtendedSummary['misses'][string]) => `not held ${m.notHeld}, held but not said ${m.heldNotSaid}, held but another answer ${m.heldOtherSaid}`;
+const missParts = (m: ExtendedSummary['misses'][string]) => `not held ${m.notHeld} (named only beside a forbidden value ${m.namedBeside}), held but not said ${m.heldNotSaid}, held but another answer ${m.heldOtherSaid}`;
 
 /** The markdown report (docs/eval/extended.md). */
 export function extendedMarkdown(summary: ExtendedSummary, meta: { title: string; revision: string; startedAt: string; datasetSha256: string; output: string; backend: string; pairs: number }): string {
@@ -229,9 +233,9 @@ Control (the partner still recalled after the other's erasure) is the check besi
 
 ## Where the misses come from (full context, new game)
 
-| probe kind | failed | value not among the asker's facts | held, reply did not know | held, reply said another |
-|---|---:|---:|---:|---:|
-${Object.entries(summary.misses).map(([k, m]) => `| ${k} | ${m.failed} | ${m.notHeld} | ${m.heldNotSaid} | ${m.heldOtherSaid} |`).join('\n')}
+| probe kind | failed | value not among the asker's facts | of which named only beside a forbidden value | held, reply did not know | held, reply said another |
+|---|---:|---:|---:|---:|---:|
+${Object.entries(summary.misses).map(([k, m]) => `| ${k} | ${m.failed} | ${m.notHeld} | ${m.namedBeside} | ${m.heldNotSaid} | ${m.heldOtherSaid} |`).join('\n')}
 
 ## Ablations (memory service context, sections kept client-side, same offline responder)
 
