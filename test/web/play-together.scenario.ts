@@ -75,9 +75,16 @@ export function playTogether(ctx: { world: WebWorld }): void {
       }
       expect(annSees.filter((l) => l.targeted).map((l) => l.seq)).toEqual([targeted]);
 
-      // Puzzle input: the shelf, by keyboard.
-      await ann.page.getByLabel('Answer for the gap on the shelf').fill('Moby-Dick');
-      await ann.page.getByLabel('Answer for the gap on the shelf').press('Enter');
+      // Puzzle input: the shelf, by keyboard. Bob walks out while Ann types: the room view is
+      // redrawn under her, and her half-typed answer is still there when she presses Enter.
+      const answer = ann.page.getByLabel('Answer for the gap on the shelf');
+      await answer.fill('Moby-Dick');
+      await go(bob.page, 'south', /Foyer/);
+      await ann.page.locator('#present li', { hasText: 'bob-reader' }).waitFor({ state: 'detached' });
+      expect(await answer.inputValue()).toBe('Moby-Dick');
+      await answer.press('Enter');
+      await ann.page.locator('#exits li', { hasText: 'bookcase' }).waitFor();
+      await go(bob.page, 'north', /Reading Room/);
       await bob.page.locator('#exits li', { hasText: 'bookcase' }).waitFor();
       await screenshot(ann.page, '03-room-laptop');
 

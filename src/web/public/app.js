@@ -256,6 +256,9 @@ async function refreshRoom() {
     );
   $('#items').replaceChildren(...(view.items.length ? view.items.map((i) => itemRow(i, 'Take')) : [el('li', { class: 'hint' }, 'Nothing to pick up.')]));
   $('#carrying').replaceChildren(...(view.carrying.length ? view.carrying.map((i) => itemRow(i, 'Drop')) : [el('li', { class: 'hint' }, 'Nothing.')]));
+  // Redrawn on every event in the room: an answer being typed survives it, with its focus and caret.
+  const typing = new Map([...$('#puzzles').querySelectorAll('form.puzzle')].map((f) => [f.dataset.puzzle, f.answer]));
+  const focused = document.activeElement?.closest?.('#puzzles form.puzzle')?.dataset.puzzle;
   $('#puzzles').replaceChildren(
     ...(view.puzzles.length
       ? view.puzzles.map((p) => {
@@ -278,6 +281,15 @@ async function refreshRoom() {
         })
       : [el('p', { class: 'hint' }, 'No open puzzle here.')]),
   );
+  for (const form of $('#puzzles').querySelectorAll('form.puzzle')) {
+    const before = typing.get(form.dataset.puzzle);
+    if (!before) continue;
+    form.answer.value = before.value;
+    if (form.dataset.puzzle === focused) {
+      form.answer.focus();
+      form.answer.setSelectionRange(before.selectionStart, before.selectionEnd);
+    }
+  }
   $('#roster').replaceChildren(
     ...view.roster.map((n) =>
       el(
