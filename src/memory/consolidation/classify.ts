@@ -26,6 +26,8 @@ export interface PlannedFact {
   kind: CandidateKind;
   /** An update supersedes the most similar current fact of its slot even under another key. */
   op?: 'add' | 'update';
+  /** Filed under its topic by a reading of meaning that is not sure of it: what it replaces is not told by that topic. */
+  guessedTopic?: boolean;
 }
 
 /** A speaker's request to forget: consolidation invalidates their matching social facts. */

@@ -181,7 +181,7 @@ export class Consolidator {
       const rest = f.key.split('.').slice(2).join('.') || slug(f.value, 2);
       // (Only a sure topic replaces a value: named by the words, or a confident reading of meaning.)
       const sure = chosen?.from === 'words' || (readingOf.get(f)?.confidence ?? 0) >= CONFIDENT;
-      return { ...f, key: SINGLE_VALUED.has(topic) && sure && fillsSlot(topic, words.get(f)!, senses) ? SLOTS[topic] : `${SLOTS[topic]}.${rest}` };
+      return { ...f, key: SINGLE_VALUED.has(topic) && sure && fillsSlot(topic, words.get(f)!, senses) ? SLOTS[topic] : `${SLOTS[topic]}.${rest}`, guessedTopic: !sure };
     });
   }
 
@@ -208,6 +208,8 @@ export class Consolidator {
     const taken = new Set<string>();
     for (const [i, { fact: f, supersedes }] of steps.entries()) {
       let previous = supersedes?.startsWith('pending:') ? writtenIds[Number(supersedes.slice(8))] : supersedes;
+      // (Already replaced by an update earlier in this batch: nothing left to supersede.)
+      if (previous && taken.has(previous)) previous = undefined;
       // An update ("we've just moved, to Geneva", "not any more, I sold the car") replaces the
       // nearest current fact of its slot even when the keys differ.
       if (f.op === 'update' && f.tier === 'social' && f.participantId) {
@@ -217,6 +219,7 @@ export class Consolidator {
         previous = replaced;
         // The rest of what the line leaves behind ("gave up woodworking", said beside "doing archery now") no longer holds.
         if (leftBehind.length > 0) report.superseded += await store.invalidateFacts(tx, 'social', scope, leftBehind);
+        for (const id of leftBehind) taken.add(id);
       }
       if (previous) taken.add(previous);
       const { tier, participantId, key, value, summary, source, confidence, importance, retention, episodeIds } = f;
@@ -264,14 +267,15 @@ export class Consolidator {
     const ofSlot = await this.saidOfSlot(tx, scope, fact, skip);
     if (ofSlot.length > 0) return ofSlot;
     const slot = fact.key.split('.').slice(0, 2).join('.');
-    const open = slot === SLOTS.open;
+    // (A topic only guessed from meaning says nothing of what the update replaces: as if open.)
+    const open = slot === SLOTS.open || fact.guessedTopic === true;
     // (Never another fact of its own line: "Montreal is home these days, Austin got too expensive".)
     const candidates = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector))).filter((r) => !skip.has(r.id) && !sameLine.has(r.id));
     const named = distinctive(`${line} ${fact.summary}`);
     if (named.size > 0 && candidates.length > 0) {
       // (Of the same topic, unless either has none: "Mexico fell through, Kenya now" replaces the Mexico trip.)
       const topicOf = (key: string) => (key.startsWith(`${SLOTS.open}.`) ? undefined : key.split('.')[1]);
-      const comparable = (r: FactRow) => !topicOf(r.fact_key) || !topicOf(fact.key) || topicOf(r.fact_key) === topicOf(fact.key);
+      const comparable = (r: FactRow) => open || !topicOf(r.fact_key) || topicOf(r.fact_key) === topicOf(fact.key);
       const keys = await this.service.keysFor(tx, scope.tenantId, candidates);
       const left = candidates.filter((r) => {
         const said = comparable(r) ? this.summaryOf(keys, r) : undefined;

@@ -230,6 +230,30 @@ describe('open-domain extraction, end to end', () => {
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true); // another topic: untouched
   });
 
+  it('never lets an update replace a fact of a topic only guessed for it from meaning ("seeing someone called Rowan now" is no pet)', async () => {
+    const P = 'part-guess001';
+    await h.ingest('od-guess', [{ participantId: P, text: 'we adopted a greyhound named Bolt' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-guess', [{ participantId: P, text: "i'm seeing someone called Rowan now" }]);
+    await h.system.jobs.drain();
+    const now = current(await factsOf(h, 'od-guess', [P], 'social')).map((m) => m.fact.summary);
+    expect(now.some((s: string) => /Bolt/.test(s))).toBe(true);
+    expect(now.some((s: string) => /Rowan/.test(s))).toBe(true);
+  });
+
+  it('moves the home on "we finally left glasgow, just moved into a place in cardiff" in one batch, keeping where the speaker grew up', async () => {
+    const P = 'part-left0001';
+    await h.ingest('od-left', [{ participantId: P, text: 'things are hectic up in glasgow' }, { participantId: P, text: 'i grew up in lagos' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-left', [{ participantId: P, text: 'big news, we finally left glasgow, just moved into a place in cardiff' }]);
+    const runs = await h.system.jobs.drain();
+    expect(runs.map((r) => r.outcome)).toEqual(['done']);
+    const now = current(await factsOf(h, 'od-left', [P], 'social'));
+    expect(now.find((m) => m.fact.key === 'speaker.home')?.fact.summary).toMatch(/Cardiff/i);
+    expect(now.find((m) => m.fact.key === 'speaker.origin')?.fact.summary).toMatch(/Lagos/i);
+    expect(now.some((m) => m.fact.key.startsWith('speaker.home') && /Glasgow/i.test(m.fact.summary) && !/left/.test(m.fact.summary))).toBe(false);
+  });
+
   it('never lets an update replace another fact of its own line ("my sister Vey lives in Canarytown, and I\'m doing canaryball now")', async () => {
     const P = 'part-line0001';
     await h.ingest('od-line', [{ participantId: P, text: "my sister Vey lives in Canarytown, and I'm doing canaryball now" }]);
