@@ -204,7 +204,8 @@ function rememberMe(said: readonly Clause[]): boolean {
 function moveRequest(said: readonly Clause[]): (typeof DIRECTIONS)[number] | undefined {
   for (const c of said) {
     // The move verb opens the request: only politeness, "you can", "let's" or the NPC's name before it.
-    const at = c.tokens.findIndex((t) => MOVE_VERBS.has(t.lemma) && t.pos !== 'NOUN');
+    // A request is in the bare form ("walk west"); "walked back through Turin in the snow" tells.
+    const at = c.tokens.findIndex((t) => MOVE_VERBS.has(t.lemma) && t.lower === t.lemma && t.pos !== 'NOUN');
     if (at < 0 || !c.tokens.slice(0, at).every((t) => REQUEST_OPENERS.has(t.lower) || t.pos === 'PROPN' || t.pos === 'PUNCT')) continue;
     const direction = DIRECTIONS.find((d) => c.tokens.slice(at + 1).some((t) => t.lower === d));
     if (direction) return direction;

@@ -47,6 +47,12 @@ describe('the offline responder', () => {
     });
   });
 
+  it('moves only when asked to, not when told where someone walked', () => {
+    expect(respond(input('walked back through Turin in the snow earlier, kinda magical!!')).actions).toEqual([]);
+    expect(respond(input('we went out for dinner after work')).actions).toEqual([]);
+    expect(respond(input("let's go north")).actions).toEqual([{ type: 'move', direction: 'north' }]);
+  });
+
   it('treats a weak claim as a claim and a contradicted memory as a memory', () => {
     const participants = { p1: { anonymous: false, facts: [
       fact('claimed_title', 'emperor', 'claims to be the emperor', { confidence: 0.2 }),
