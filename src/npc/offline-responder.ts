@@ -151,7 +151,9 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
     const facetOf = (f: ContextFact): string | undefined => (kin ? kinOf(lastSegment(f.key)) : taste ? tasteNamed(tokens(f.summary)) : undefined);
     const asked = kin ?? taste;
     const topical = usable.filter((f) => sameTopic(f.key.split('.')[1], slot)).map((f) => ({ f, facet: asked ? facetOf(f) : asked }));
-    const bar = named !== 'open' ? -Infinity : threshold * TOPIC_BAR;
+    // (The open topic gathers everything no slot holds: a fact filed there is not thereby near
+    // the question, and answers it only at the full threshold.)
+    const bar = named !== 'open' ? -Infinity : slot === OPEN_TOPIC ? threshold : threshold * TOPIC_BAR;
     const onTopic =
       best(topical.filter((x) => x.facet === asked).map((x) => x.f), bar) ??
       best(topical.filter((x) => x.facet === undefined).map((x) => x.f), Math.max(bar, threshold * TOPIC_BAR));
@@ -161,9 +163,26 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
     // the threshold.
     if (named === 'open' && onTopic) return best([onTopic, ...usable.filter((f) => f.match! >= threshold)], -Infinity);
     if (onTopic) return onTopic;
-    return best(usable, threshold * OFF_TOPIC_BAR) ?? sharingAWord(usable, question, threshold);
+    // (Not a fact of the other side or taste: a sister does not answer "who am I dating?".)
+    const otherSide = new Set(topical.filter((x) => x.facet !== undefined && x.facet !== asked).map((x) => x.f));
+    return best(usable, threshold * OFF_TOPIC_BAR) ?? sharingAWord(usable, question, threshold) ?? standingOut(usable.filter((f) => !otherSide.has(f)), threshold, named === 'open' ? undefined : slot);
   }
-  return best(usable, threshold) ?? sharingAWord(usable, question, threshold);
+  return best(usable, threshold) ?? sharingAWord(usable, question, threshold) ?? standingOut(usable, threshold);
+}
+
+/**
+ * The fact that stands clear of all the others (nearer to the question by STANDS_CLEAR than the
+ * next), when it is near enough to be about it at all (STANDS_CLEAR_FLOOR): below the answer
+ * threshold, the sentence encoder still ranks the asked fact first far more often than it scores
+ * it high ("who do I cheer for?", "Benfica won last night": 0.27), and a question about something
+ * never told has no fact that stands out. Not a fact filed under another topic than the one the
+ * question's words name ("do I have pets?" is not answered by the mother).
+ */
+function standingOut(usable: readonly ContextFact[], threshold: number, named?: string): ContextFact | undefined {
+  const [first, second] = [...usable].sort((a, b) => b.match! - a.match!);
+  if (!first || first.match! < threshold * STANDS_CLEAR_FLOOR || first.match! - (second?.match ?? -Infinity) < threshold * STANDS_CLEAR) return undefined;
+  const filed = first.key.split('.')[1];
+  return named === undefined || named === OPEN_TOPIC || filed === OPEN_TOPIC || sameTopic(filed, named) ? first : undefined;
 }
 
 /**
@@ -191,6 +210,13 @@ const LIGHT = new Set('be have do get go make know remember tell say think like 
 
 /** The share of the answer threshold a fact of the topic read from a question's meaning must reach. */
 const TOPIC_BAR = 0.5;
+/**
+ * How much nearer than any other a fact must be to stand out, and how near at least, as shares of
+ * the answer threshold (0.15 and 0.2 in the sentence encoder's space; chosen on the dev split and
+ * the hand-written tuning sets, checked on val: docs/eval).
+ */
+const STANDS_CLEAR = 0.5;
+const STANDS_CLEAR_FLOOR = 2 / 3;
 /** The multiple of the answer threshold a fact of another topic than the question's must reach. */
 const OFF_TOPIC_BAR = 1.3;
 

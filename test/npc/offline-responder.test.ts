@@ -133,6 +133,22 @@ describe('the offline responder', () => {
     ];
     const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3, topic: 'fact' };
     expect(respond(input('which hand do I write with?', { participants: { p1: { anonymous: false, facts } }, retrieval })).text).toBe('You told me you are left-handed, always smudging your notes.');
+    // Being kept under the open key does not make a fact near a question read as about it: below
+    // the threshold, and standing clear of nothing, it does not answer.
+    const chatter = [fact('speaker.fact.sorry-slow', 'sorry slow tonight', 'Sorry you are slow tonight.', { match: 0.17 }), fact('speaker.fact.evening', 'evening all', 'You are evening all.', { match: 0.12 })];
+    expect(respond(input('what car do I drive?', { participants: { p1: { anonymous: false, facts: chatter } }, retrieval: { ...retrieval, topicFrom: 'meaning' } })).text).toMatch(/I don't know; you haven't told me that/);
+  });
+
+  it('answers below the threshold from a fact that stands clear of all the others, and not when none does, when it is too far, or when it is filed under another topic than the question names', () => {
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    const team = fact('speaker.fact.canaryfc-win', 'Canary FC won last night so you are in a great mood', 'Canary FC won last night so you are in a great mood.', { match: 0.27 });
+    const tea = fact('speaker.likes.tea', 'go-to order is always a canary tea', 'Your go-to order is always a canary tea.', { match: 0.05 });
+    const ask = (text: string, facts: ContextFact[], extra = {}) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval: { ...retrieval, ...extra } })).text;
+    expect(ask('who do I cheer for?', [team, tea])).toBe('You told me canary FC won last night so you are in a great mood.');
+    expect(ask('who do I cheer for?', [team, { ...tea, match: 0.2 }])).toMatch(/I don't know; you haven't told me that/);
+    expect(ask('who do I cheer for?', [{ ...team, match: 0.15 }])).toMatch(/I don't know; you haven't told me that/);
+    const mum = fact('speaker.family.mum', 'greeting your mum', 'You are greeting your mum.', { match: 0.34 });
+    expect(ask('do I have pets?', [mum, tea], { topic: 'pet', topicFrom: 'words' })).toMatch(/I don't know; you haven't told me that/);
   });
 
   it('answers a question for a kind of thing from the fact that names one, whatever topic the fact was filed under, and never from a fact far from the question', () => {
