@@ -41,6 +41,8 @@ export interface Clause {
 const FILLER = new Set(
   'ok okay so hmm hm um uh uhh ugh oh ah well lol lmao haha hahaha hehe tbh honestly anyway anyways btw yeah yep yes no nah hey hi hello like guys right omg wow just wait random also brb rn ngl lowkey literally'.split(' '),
 );
+/** Filler that turns to another subject: what follows it is a clause of its own. */
+const CHANGING_SUBJECT = new Set(['anyway', 'anyways', 'btw']);
 const OPENING_FILLER = new Set(['wait', 'random', 'also', 'just', 'like', 'right']);
 const FIRST_PERSON = new Set(['i', 'me', 'my', 'mine', 'myself', 'we', 'us', 'our', 'ours', 'ourselves']);
 const SECOND_PERSON = new Set(['you', 'your', 'yours', 'yourself', 'ya', 'u']);
@@ -58,17 +60,58 @@ function expand(text: string): string {
 export const withoutMentions = (text: string) => text.replace(/(^|\s)@[\p{L}\p{N}_.-]+[,:]?/gu, '$1').replace(/\s{2,}/g, ' ').trim();
 
 export function tokens(text: string): Token[] {
-  const doc = nlp.readDoc(expand(withoutMentions(text)));
+  const written = expand(withoutMentions(text));
+  const meant = respelled(written);
+  const doc = nlp.readDoc(meant);
   const all = doc.tokens();
   const raw = all.out() as string[];
   const lemmas = all.out(its.lemma as never) as unknown as string[];
   const pos = all.out(its.pos) as string[];
   const spaces = all.out(its.precedingSpaces) as string[];
-  return raw.map((text, i) => {
-    const lower = text.toLowerCase();
+  // A respelled word is read as meant and kept as written (a swap keeps every word in its place).
+  let at = 0;
+  return raw.map((read, i) => {
+    const start = meant === written ? -1 : meant.indexOf(read, at);
+    const text = start < 0 ? read : written.slice(start, start + read.length);
+    if (start >= 0) at = start + read.length;
+    const lower = read.toLowerCase();
     return { text, lower, lemma: untransposed(lower) ?? String(lemmas[i]).toLowerCase(), pos: String(pos[i]), spaced: (spaces[i] ?? '').length > 0 };
   });
 }
+
+/**
+ * The model's vocabulary ends where the first word it has never seen is numbered: wink-nlp gives
+ * every word of its lexicon an id below that, and each new word the next one after it.
+ */
+const VOCABULARY = Number(nlp.readDoc('qxzvqxzv').tokens().out(its.uniqueId)[0]);
+const inVocabulary = (word: string) => Number(nlp.readDoc(word).tokens().out(its.uniqueId)[0]) < VOCABULARY;
+const respellings = new Map<string, string | null>();
+
+/**
+ * A line with its lowercase words of five letters or more that the model has never seen, typed
+ * with two neighbouring letters swapped, spelled as meant when exactly one swap gives a word it
+ * knows ("friady" -> "friday", "reaidng" -> "reading"): the commonest slip of fast typing, and
+ * one that makes the tagger read a verb or a day as an unknown noun. Names (capitalized) are left
+ * alone.
+ */
+function respelled(text: string): string {
+  return text.replace(/(?<![\p{L}'])\p{Ll}{5,}(?![\p{L}'])/gu, (word) => {
+    let meant = respellings.get(word);
+    if (meant === undefined) {
+      meant = null;
+      if (!inVocabulary(word)) {
+        const swaps = new Set<string>();
+        for (let i = 0; i < word.length - 1; i++) if (word[i] !== word[i + 1]) swaps.add(word.slice(0, i) + word[i + 1] + word[i] + word.slice(i + 2));
+        const known = [...swaps].filter(inVocabulary);
+        if (known.length === 1) meant = known[0]!;
+      }
+      if (respellings.size >= RESPELLINGS_LIMIT) respellings.clear();
+      respellings.set(word, meant);
+    }
+    return meant ?? word;
+  });
+}
+const RESPELLINGS_LIMIT = 10_000;
 
 /**
  * Words the other modules read meaning from (topics.ts registers the words that name a topic).
@@ -182,6 +225,9 @@ function startsClause(all: readonly Token[], i: number): boolean {
   while (j < all.length && (FILLER.has(all[j]!.lower) || all[j]!.pos === 'INTJ' || (all[j]!.pos === 'CCONJ') || all[j]!.pos === 'PUNCT')) j++;
   const first = all[j];
   if (!first) return false;
+  // A word that changes the subject ("..., anyway baker by trade", "..., btw allergic to kiwi")
+  // starts a clause whatever follows it.
+  if (all.slice(i, j).some((t) => CHANGING_SUBJECT.has(t.lower)) && first.pos !== 'PUNCT') return true;
   if (['my', 'our', 'your'].includes(first.lower) && all[j + 1]?.pos !== undefined) return true;
   // A turn to the others in the room: "grew up in manila, anyone else filipino here?".
   if (ADDRESSING_OTHERS.has(first.lower)) return true;
@@ -274,7 +320,7 @@ export function withSubject(clause: Clause): Token[] {
   // A gerund takes its auxiliary back too: "thinking of a contest" -> "I am thinking of a contest".
   // So does a passive: "born in Lagos" -> "I was born in Lagos".
   const be = /ing$/.test(first.lower) ? [{ ...pronoun('am'), pos: 'AUX' }] : PASSIVE.has(first.lower) ? [{ ...pronoun('was'), pos: 'AUX' }] : [];
-  if (elidedSubject(clause.tokens)) return [pronoun('I', false), ...be, { ...first, text: first.lower === 'i' ? first.text : first.lower, spaced: true }, ...clause.tokens.slice(1)];
+  if (elidedSubject(clause.tokens)) return [pronoun('I', false), ...be, { ...first, text: first.lower === 'i' ? first.text : first.text.toLowerCase(), spaced: true }, ...clause.tokens.slice(1)];
   return [...clause.tokens];
 }
 

@@ -141,7 +141,7 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
   // asked); else any, whatever topic it was filed under, the kind being more precise than the
   // topic (the memory service names only kinds narrower than WordNet's top ones).
   const naming = usable.filter((f) => f.names !== undefined);
-  const answer = (slot !== 'open' ? best(naming.filter((f) => sameTopic(f.key.split('.')[1], slot)), -Infinity) : undefined) ?? best(naming, threshold * TOPIC_BAR);
+  const answer = (slot !== 'open' ? best(naming.filter((f) => sameTopic(topicOf(f), slot)), -Infinity) : undefined) ?? best(naming, threshold * TOPIC_BAR);
   if (answer) return answer;
   if (slot !== 'open') {
     // Within the family, the side asked about (a partner is not a sister); within likings, the
@@ -150,7 +150,7 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
     const taste = slot === 'likes' ? tasteNamed(question.tokens) : undefined;
     const facetOf = (f: ContextFact): string | undefined => (kin ? kinOf(lastSegment(f.key)) : taste ? tasteNamed(tokens(f.summary)) : undefined);
     const asked = kin ?? taste;
-    const topical = usable.filter((f) => sameTopic(f.key.split('.')[1], slot)).map((f) => ({ f, facet: asked ? facetOf(f) : asked }));
+    const topical = usable.filter((f) => sameTopic(topicOf(f), slot)).map((f) => ({ f, facet: asked ? facetOf(f) : asked }));
     // (The open topic gathers everything no slot holds: a fact filed there is not thereby near
     // the question, and answers it only at the full threshold.)
     const bar = named !== 'open' ? -Infinity : slot === OPEN_TOPIC ? threshold : threshold * TOPIC_BAR;
@@ -175,15 +175,22 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
  * next), when it is near enough to be about it at all (STANDS_CLEAR_FLOOR): below the answer
  * threshold, the sentence encoder still ranks the asked fact first far more often than it scores
  * it high ("who do I cheer for?", "Benfica won last night": 0.27), and a question about something
- * never told has no fact that stands out. Not a fact filed under another topic than the one the
- * question's words name ("do I have pets?" is not answered by the mother).
+ * never told has no fact that stands out. Not a fact whose own words file it under another topic
+ * than the one the question's words name ("do I have pets?" is not answered by the mother); one
+ * filed by what its meaning read ("been with Ingrid since uni" read as an upbringing) may be.
  */
 function standingOut(usable: readonly ContextFact[], threshold: number, named?: string): ContextFact | undefined {
   const [first, second] = [...usable].sort((a, b) => b.match! - a.match!);
   if (!first || first.match! < threshold * STANDS_CLEAR_FLOOR || first.match! - (second?.match ?? -Infinity) < threshold * STANDS_CLEAR) return undefined;
-  const filed = first.key.split('.')[1];
-  return named === undefined || named === OPEN_TOPIC || filed === OPEN_TOPIC || sameTopic(filed, named) ? first : undefined;
+  const filed = topicOf(first);
+  return named === undefined || named === OPEN_TOPIC || filed === OPEN_TOPIC || sameTopic(filed, named) || !toldByWords(first) ? first : undefined;
 }
+
+/** The topic a fact is filed under: the second part of its key ("speaker.pet.dog": pet). */
+const topicOf = (f: ContextFact) => f.key.split('.')[1];
+
+/** Whether a fact's own words name the topic it is filed under (else its topic was read from meaning). */
+const toldByWords = (f: ContextFact) => sameTopic(slotOf(tokens(f.summary)).slot, topicOf(f) ?? '');
 
 /**
  * The nearest fact that shares a word of content with the question (by lemma: "what do I drive?",
