@@ -257,7 +257,7 @@ export class Consolidator {
   }
 
   /**
-   * The current facts an update replaces, the one it supersedes first: every fact of its topic
+   * The current facts an update replaces, the one it supersedes first: every fact, of any topic,
    * naming something its line names ("gave up woodworking, doing archery now" replaces the fact
    * naming woodworking, and the clause "gave up woodworking" beside it), else the nearest of the
    * same slot, or of any slot when it is very near. `sameLine`: facts just written from the
@@ -273,12 +273,11 @@ export class Consolidator {
     const candidates = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(vector))).filter((r) => !skip.has(r.id) && !sameLine.has(r.id));
     const named = distinctive(`${line} ${fact.summary}`);
     if (named.size > 0 && candidates.length > 0) {
-      // (Of the same topic, unless either has none: "Mexico fell through, Kenya now" replaces the Mexico trip.)
-      const topicOf = (key: string) => (key.startsWith(`${SLOTS.open}.`) ? undefined : key.split('.')[1]);
-      const comparable = (r: FactRow) => open || !topicOf(r.fact_key) || topicOf(r.fact_key) === topicOf(fact.key);
+      // (Whatever topic either was filed under: "left the garden centre, I'm a postwoman now"
+      // ends the job at the garden centre even when meaning read the new line as a pastime.)
       const keys = await this.service.keysFor(tx, scope.tenantId, candidates);
       const left = candidates.filter((r) => {
-        const said = comparable(r) ? this.summaryOf(keys, r) : undefined;
+        const said = this.summaryOf(keys, r);
         return said !== undefined && [...distinctive(said)].some((w) => named.has(w));
       });
       if (left.length > 0) return left.map((r) => r.id);
