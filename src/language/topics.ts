@@ -88,7 +88,7 @@ const NOT_PASTIMES = new Set(['game', 'fight', 'play', 'thing', 'job', 'work', '
  */
 function slotBySense(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): { slot: Slot; noun?: string } | undefined {
   const denied = toks.some((t) => ['not', "n't", 'never', 'no'].includes(t.lower));
-  const nouns = toks.flatMap((t, i) => (t.pos === 'NOUN' && senses.has(t.lemma) ? [{ t, i, sense: senses.get(t.lemma)! }] : []));
+  const nouns = toks.flatMap((t, i) => (t.pos === 'NOUN' && senses.has(t.lemma) && !groupName(t, i) ? [{ t, i, sense: senses.get(t.lemma)! }] : []));
   const after = (i: number, ...words: string[]) => words.includes(toks[i - 1]?.lower ?? '') || words.includes(toks[i - 2]?.lower ?? '');
   const possessed = (i: number) => ['my', 'our'].includes(toks[i - 1]?.lower ?? '') || (['my', 'our'].includes(toks[i - 2]?.lower ?? '') && toks[i - 1]?.pos === 'ADJ');
   const relative = nouns.find(({ i, sense }) => sense.kin !== undefined && possessed(i));
@@ -142,10 +142,13 @@ function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generi
  * but names no place, and must not replace where the speaker lives.
  */
 export function fillsSlot(slot: Slot, toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
-  // (Not the first word: a sentence's capital makes no name.)
-  const named = toks.some((t, i) => i > 0 && (t.pos === 'PROPN' || /^\p{Lu}/u.test(t.text)) && t.lower !== 'i');
   const sense = (t: Token) => senses.get(t.lemma.toLowerCase());
-  if (slot === 'home' || slot === 'origin') return named || toks.some((t) => sense(t)?.kind === 'noun.location');
+  // (Not the first word: a sentence's capital makes no name. Nor a name WordNet knows only as
+  // something other than a place: "switched to speaking Spanish at home" names a language.)
+  const named = toks.some((t, i) => i > 0 && (t.pos === 'PROPN' || /^\p{Lu}/u.test(t.text)) && t.lower !== 'i' && (slot === 'occupation' || sense(t) === undefined || sense(t)!.place !== undefined));
+  // (A location other than the words of the topic: "home" is one, and names no place.)
+  const own = SLOT_LEMMAS.find(([s]) => s === slot)?.[1] ?? [];
+  if (slot === 'home' || slot === 'origin') return named || toks.some((t) => sense(t)?.kind === 'noun.location' && !own.includes(t.lemma));
   // (Who the speaker is, as a person noun that is no kin: "an engineer", "a nurse"; WordNet files
   // an engineer directly under person, so its line of work is not found above it.)
   if (slot === 'occupation') return named || toks.some((t) => (sense(t)?.occupation === true || sense(t)?.kind === 'noun.person') && !kinOf(t.lemma));
@@ -189,10 +192,15 @@ function familyNoun(t: Token, toks: readonly Token[]): string {
   return next && ['kid', 'baby', 'little', 'big', 'older', 'younger'].includes(t.lemma) && kinOf(next.lemma) ? next.lemma : t.lemma;
 }
 
+/** A capitalized plural inside a clause names a group (a team, a band: "the Bears"), not what its word is. */
+const groupName = (t: Token, i: number) => i > 0 && /^\p{Lu}/u.test(t.text) && t.lower !== t.lemma && t.lower.endsWith('s');
+
 const isGeneric = (t: Token) => GENERIC_LIKING.includes(t.lemma) || GENERIC_LIKING.includes(t.lower);
 
 function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly Token[]): boolean {
   if (!lemmas.includes(t.lemma) && !lemmas.includes(t.lower)) return false;
+  // A name is no word of a topic: "a lifelong Bears fan" was not born.
+  if (groupName(t, toks.indexOf(t))) return false;
   if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') return false; // "saw them live"
   if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x, i) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma) || (x === t && ['my', 'our'].includes(toks[i - 1]?.lower ?? '')))) return false;
   // An animal naming another noun is not one: "chicken tikka", "fish tacos", "dog food".

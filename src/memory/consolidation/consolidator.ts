@@ -282,6 +282,13 @@ export class Consolidator {
       });
       if (left.length > 0) return left.map((r) => r.id);
     }
+    // What the line says ended ("gave up the swimming", "no more running"): the current fact
+    // nearest to it in meaning, whatever its topic ("You swim every morning before work").
+    if (fact.ends) {
+      const [ended] = await this.service.embedder.embed([fact.ends]);
+      const nearest = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(ended!))).find((r) => !skip.has(r.id) && !sameLine.has(r.id));
+      if (nearest && nearest.distance !== null && 1 - Number(nearest.distance) >= ENDED_SIMILARITY) return [nearest.id];
+    }
     const rows = open ? candidates : candidates.filter((r) => r.fact_key.startsWith(slot));
     const similar = (r: { distance: number | null }) => r.distance !== null && 1 - Number(r.distance) >= (open ? UPDATE_SIMILARITY_ANY_SLOT : UPDATE_SIMILARITY_SAME_SLOT);
     const nearest = rows.find((r) => similar(r));
@@ -428,6 +435,13 @@ const COMMON_NOUNS = new Set(['thing', 'stuff', 'time', 'day', 'week', 'year', '
 /** How near (cosine) an update must be to the fact it replaces: in its own slot, and across slots. */
 const UPDATE_SIMILARITY_SAME_SLOT = 0.3;
 const UPDATE_SIMILARITY_ANY_SLOT = 0.5;
+/**
+ * How near (cosine) what an update's line says ended must be to the fact it replaces: "gave up the
+ * swimming" ~ "You swim every morning before work" 0.49, "dropped german" ~ "You've been learning
+ * German" 0.40, "the pickup died" ~ "drive a Toyota pickup for the farm" 0.38; against other facts
+ * of the same speaker 0.06-0.33 ("dropped german" ~ "You speak Portuguese at home" 0.33).
+ */
+const ENDED_SIMILARITY = 0.35;
 interface SessionSummary {
   messages: number;
   notable: string[];

@@ -81,6 +81,9 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
   const ended = said.map((c) => !c.question && endsSomething(c, ending));
   const replaced = ended.map((end, i) => end && said.some((c, j) => j > i && !c.question && !ended[j]));
   const replacing = replaced.some(Boolean);
+  // (What ended is what an update of this line replaces: "gave up the swimming".)
+  const endedText = said.filter((c, i) => ended[i]).map((c) => c.text).join('; ');
+  const withEnded = (c: Omit<Candidate, 'episodeId' | 'participantId'>) => (c.op === 'update' && endedText ? { ...c, ends: endedText } : c);
   const updating = UPDATE_PHRASES.test(episode.text) || replacing;
   // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
   let headline: { slot: Slot; renewed: boolean } | undefined;
@@ -119,12 +122,12 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       if (world) push({ ...world, text: clause.text });
       else {
         const told = toldAbout(clause, senses, life, headline, replacing);
-        if (told) for (const f of placed(clause, told, senses)) push(f);
+        if (told) for (const f of placed(clause, told, senses)) push(withEnded(f));
       }
       continue;
     }
     const fact = selfDisclosure(clause, senses, updating || !!headline?.renewed, headline?.slot);
-    if (fact) for (const f of placed(clause, fact, senses)) push(f);
+    if (fact) for (const f of placed(clause, fact, senses)) push(withEnded(f));
   }
   return out;
 }

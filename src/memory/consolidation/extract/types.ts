@@ -129,6 +129,11 @@ export interface Candidate {
   confidence: number;
   /** The clause it came from: the guards check it; it is never stored. */
   text: string;
+  /**
+   * Of an update: what its line says came to an end ("gave up the swimming, into bouldering
+   * now": "gave up the swimming"), which is what the update replaces. Never stored.
+   */
+  ends?: string;
 }
 
 export interface Extractor {
