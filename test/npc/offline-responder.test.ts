@@ -151,6 +151,17 @@ describe('the offline responder', () => {
     expect(ask('do I have pets?', [mum, tea], { topic: 'pet', topicFrom: 'words' })).toMatch(/I don't know; you haven't told me that/);
   });
 
+  it('lets a fact filed under another topic only by a reading of its meaning answer from standing clear ("been with Vey since uni" read as an upbringing answers "who\'s my sweetheart?")', () => {
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3, topic: 'family', topicFrom: 'words' as const };
+    const vey = fact('speaker.origin.vey-uni', 'been with Vey since uni', 'You have been with Vey since uni.', { match: 0.3 });
+    const tea = fact('speaker.likes.tea', 'go-to order is always a canary tea', 'Your go-to order is always a canary tea.', { match: 0.05 });
+    const ask = (facts: ContextFact[]) => respond(input("who's my sweetheart?", { participants: { p1: { anonymous: false, facts } }, retrieval })).text;
+    expect(ask([vey, tea])).toBe('You told me you have been with Vey since uni.');
+    // Filed there by its own words ("grew up in"), it is about an upbringing, and does not answer.
+    const grew = fact('speaker.origin', 'grew up with Vey in Canaryville', 'You grew up with Vey in Canaryville.', { match: 0.3 });
+    expect(ask([grew, tea])).toMatch(/I don't know; you haven't told me that/);
+  });
+
   it('answers a question for a kind of thing from the fact that names one, whatever topic the fact was filed under, and never from a fact far from the question', () => {
     const facts = [
       fact('speaker.hobby.go-climb', 'go climbing every weekend at the gym here in Canaryville', 'You go climbing every weekend at the gym here in Canaryville.', { match: 0.2, names: 'Canaryville' }),

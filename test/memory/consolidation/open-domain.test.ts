@@ -374,6 +374,31 @@ describe('open-domain extraction, end to end', () => {
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
   });
 
+  it('lets an update replace the fact naming what its line left, whatever topic each was filed under ("left the garden centre, i\'m a postwoman now")', async () => {
+    const P = 'part-left0002';
+    await h.ingest('od-left2', [{ participantId: P, text: 'i work the tills at a garden centre' }, { participantId: P, text: 'my sister Vey lives in Graz' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-left2', [{ participantId: P, text: "left the garden centre, i'm a postwoman now" }]);
+    await h.system.jobs.drain();
+    const now = current(await factsOf(h, 'od-left2', [P], 'social')).map((m) => m.fact.summary);
+    expect(now.filter((s: string) => /tills/.test(s))).toEqual([]);
+    expect(now.some((s: string) => /postwoman/.test(s))).toBe(true);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
+  });
+
+  it('lets an update replace the fact nearest in meaning to what its line says ended ("gave up the swimming" ends "I swim every morning"), and no other', async () => {
+    const P = 'part-ended0002';
+    await h.ingest('od-ended2', [{ participantId: P, text: 'i swim every morning before work' }, { participantId: P, text: 'my sister Vey lives in Graz' }, { participantId: P, text: 'i play the cello in an orchestra' }]);
+    await h.system.jobs.drain();
+    await h.ingest('od-ended2', [{ participantId: P, text: "gave up the swimming, i'm into bouldering now" }]);
+    await h.system.jobs.drain();
+    const now = current(await factsOf(h, 'od-ended2', [P], 'social')).map((m) => m.fact.summary);
+    expect(now.filter((s: string) => /swim/.test(s))).toEqual([]);
+    expect(now.some((s: string) => /bouldering/.test(s))).toBe(true);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
+    expect(now.some((s: string) => /cello/.test(s))).toBe(true);
+  });
+
   it('names, for a question asking for a kind of thing, the word of each of the asker\'s facts that is one ("Denver" for "which city?"), whatever topic the fact was filed under', async () => {
     const P = 'part-kinds0001';
     await h.ingest('od-kinds', [

@@ -36,6 +36,22 @@ describe('the open-domain extractor on single lines', () => {
     expect(facts[1]!.summary).toBe("You've been restoring a canarymobile.");
   });
 
+  it('reads a word typed with two neighbouring letters swapped as the word the model knows, keeping the text as written', () => {
+    const [fact] = extractOpen(episode("reaidng every label for canaryseed, it's exhausting"));
+    expect(fact?.summary).toBe("You are reaidng every label for canaryseed, it's exhausting.");
+  });
+
+  it('starts a new clause at a filler that changes the subject ("..., anyway baker by trade")', () => {
+    const [liking, work, ...rest] = found('could eat canarysushi every single day tbh, anyway canarysmith by trade, puzzle nerd by night');
+    expect(liking).toBe('preference:speaker.likes.eat-canarysushi');
+    expect(work).toMatch(/^occupation:speaker\.occupation/);
+    expect(rest).toEqual([]);
+  });
+
+  it('reads a capitalized plural as the name of a group, not as a word of a topic ("a lifelong Bears fan" was not born)', () => {
+    expect(found("i'm a lifelong Bears fan")[0]).not.toMatch(/origin|pet/);
+  });
+
   it('keeps a "no" that denies what follows it ("no canarynuts for me") and drops one that only opens the line', () => {
     expect(extractOpen(episode('no canarynuts for me at the party, they put me in hospital'))[0]?.summary).toBe('No canarynuts for you at the party, they put you in hospital.');
     expect(extractOpen(episode('no, I live in Canaryville'))[0]?.summary).toBe('You live in Canaryville.');
