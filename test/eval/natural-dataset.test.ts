@@ -45,7 +45,7 @@ describe('the natural-phrasing datasets', () => {
   });
 
   it('include hand-written tuning sets (dev-extra) that load, keep the pairing invariant and let every probe fail a wrong reply', async () => {
-    for (const name of ['partners-allergies', 'life', 'open-topics', 'updates', 'changes', 'updates2']) {
+    for (const name of ['partners-allergies', 'life', 'open-topics', 'updates', 'changes', 'updates2', 'updates3']) {
       const { dataset } = await loadDataset(`eval/datasets/dev-extra/${name}.json`);
       expect(pairingProblems(dataset), name).toEqual([]);
       expect(kindProblems(dataset), name).toEqual([]);

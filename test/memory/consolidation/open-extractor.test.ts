@@ -48,6 +48,11 @@ describe('the open-domain extractor on single lines', () => {
     expect(rest).toEqual([]);
   });
 
+  it('keeps a number that is part of a model\'s name ("a little Canaryfiat 500") in a fact about the speaker, and a number beside a word of a code a game detail', () => {
+    expect(found('picked up a little Canaryfiat 500 yesterday')[0]).toMatch(/^personal:speaker\.fact\./);
+    expect(found('the code is Canaryblue 4471')[0]).toMatch(/^game:game\./);
+  });
+
   it('reads a capitalized plural as the name of a group, not as a word of a topic ("a lifelong Bears fan" was not born)', () => {
     expect(found("i'm a lifelong Bears fan")[0]).not.toMatch(/origin|pet/);
   });
