@@ -211,6 +211,8 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   if (slot === 'hobby' && t.lemma === 'play' && toks.some((x) => x.lower === 'room' || x.lower === 'game')) return false;
   // A trade is a line of work; to trade is to swap ("traded my Volvo in for a Jeep").
   if (slot === 'occupation' && t.lemma === 'trade' && t.pos === 'VERB') return false;
+  // Roots are an upbringing; to root for a side is to support it.
+  if (slot === 'origin' && t.lemma === 'root' && t.pos === 'VERB') return false;
   // Growing up is an upbringing; growing tomatoes is not.
   if (slot === 'origin' && t.lemma === 'grow' && toks[toks.indexOf(t) + 1]?.lower !== 'up') return false;
   // "Who keeps me company?": company kept, not a firm.

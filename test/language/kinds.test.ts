@@ -88,4 +88,9 @@ describe('kinds of things', () => {
     expect(askedTopic("what don't I like to eat?")).toBe('likes');
     expect(askedTopic('what do I like to eat?')).toBe('likes');
   });
+
+  it('reads "my roots" as an upbringing and "which side do I root for?" as no question about one', () => {
+    expect(askedTopic('where do my roots lie?')).toBe('origin');
+    expect(askedTopic('which side do i root for?')).not.toBe('origin');
+  });
 });
