@@ -437,9 +437,9 @@ const UPDATE_SIMILARITY_SAME_SLOT = 0.3;
 const UPDATE_SIMILARITY_ANY_SLOT = 0.5;
 /**
  * How near (cosine) what an update's line says ended must be to the fact it replaces: "gave up the
- * swimming" ~ "You swim every morning before work" 0.49, "dropped german" ~ "You've been learning
- * German" 0.40, "the pickup died" ~ "drive a Toyota pickup for the farm" 0.38; against other facts
- * of the same speaker 0.06-0.33 ("dropped german" ~ "You speak Portuguese at home" 0.33).
+ * swimming" ~ "You swim every morning before work" 0.49, "no more running" ~ "You run marathons"
+ * 0.39, "the pickup died" ~ "drive a Toyota pickup for the farm" 0.38; against other facts of the
+ * same speaker 0.06-0.32 ("no more running" ~ "You swim every morning before work" 0.32).
  */
 const ENDED_SIMILARITY = 0.35;
 interface SessionSummary {
