@@ -414,8 +414,6 @@ export function contentLemmas(text: string): string[] {
 export interface ForgetRequest {
   /** What to forget, as said ("my husband"), or '' for "that" (what the speaker said last). */
   about: string;
-  /** What the line said before the request, when it did not open the line ("I'm in Geneva now"). */
-  before?: string;
 }
 
 const FORGET_VERBS = new Set(['forget', 'scrap', 'disregard', 'ignore', 'delete', 'erase', 'drop', 'strike', 'unlearn', 'remove']);
@@ -428,7 +426,6 @@ const FORGET_VERBS = new Set(['forget', 'scrap', 'disregard', 'ignore', 'delete'
 export function forgetRequest(text: string): ForgetRequest | undefined {
   // "Can you not remember anything about the allergy? Forget it": "it" is what was named before.
   let named = '';
-  const said: string[] = [];
   for (const clause of clauses(text)) {
     const mentionAt = clause.tokens.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
     if (mentionAt >= 0 && mentionAt < clause.tokens.length - 1) named = render(clause.tokens.slice(mentionAt + 1)).replace(/[?.!]+$/, '');
@@ -438,11 +435,8 @@ export function forgetRequest(text: string): ForgetRequest | undefined {
     for (const start of starts) {
       const request = askedToForget(clause.tokens.slice(start), named);
       if (request === null) return undefined;
-      // What the line said before the request is said as well ("I'm in Geneva now, ignore what I said about Lyon").
-      const before = [...said, render(clause.tokens.slice(0, Math.max(0, start - 1)))].filter(Boolean).join(' ');
-      if (request) return before ? { ...request, before } : request;
+      if (request) return request;
     }
-    said.push(clause.text);
   }
   return undefined;
 }
@@ -454,8 +448,7 @@ function askedToForget(tokens: readonly Token[], named: string): ForgetRequest |
   const first = toks[0];
   if (!first) return undefined;
   const neverMind = first.lower === 'never' && toks[1]?.lower === 'mind';
-  // (In the imperative: "dropped the insurance" tells what the speaker did.)
-  if (!neverMind && (!FORGET_VERBS.has(first.lemma) || first.lower !== first.lemma)) return undefined;
+  if (!neverMind && !FORGET_VERBS.has(first.lemma)) return undefined;
   const rest = toks.slice(neverMind ? 2 : 1);
   // Not the NPC's own instructions or the game: those are the poisoning guard's.
   if (rest.some((t) => ['instruction', 'instructions', 'rule', 'rules', 'prompt', 'programming', 'persona', 'character'].includes(t.lower))) return null;

@@ -72,8 +72,6 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       confidence: 0.9,
       text: episode.text,
     });
-    // What the line told before the request is kept as told.
-    if (forget.before) out.push(...extractOpen({ ...episode, text: forget.before }, senses, ending).filter((c) => c.op !== 'forget'));
     return out;
   }
   const said = elaborated(referred(clauses(episode.text)), ending, senses);
