@@ -429,34 +429,20 @@ export function forgetRequest(text: string): ForgetRequest | undefined {
   for (const clause of clauses(text)) {
     const mentionAt = clause.tokens.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
     if (mentionAt >= 0 && mentionAt < clause.tokens.length - 1) named = render(clause.tokens.slice(mentionAt + 1)).replace(/[?.!]+$/, '');
-    // The request opens the clause, or follows a comma in it ("I overshared, forget everything
-    // about the team I support": the clause does not split before an imperative).
-    const starts = [0, ...clause.tokens.flatMap((t, i) => (t.text === ',' ? [i + 1] : []))];
-    for (const start of starts) {
-      const request = askedToForget(clause.tokens.slice(start), named);
-      if (request === null) return undefined;
-      if (request) return request;
-    }
+    const toks = clause.tokens.filter((t) => !['please', 'pls', 'plz', 'can', 'could', 'would', 'you', 'just', 'kindly', 'actually'].includes(t.lower));
+    const first = toks[0];
+    if (!first) continue;
+    const neverMind = first.lower === 'never' && toks[1]?.lower === 'mind';
+    if (!neverMind && !FORGET_VERBS.has(first.lemma)) continue;
+    const rest = toks.slice(neverMind ? 2 : 1);
+    // Not the NPC's own instructions or the game: those are the poisoning guard's.
+    if (rest.some((t) => ['instruction', 'instructions', 'rule', 'rules', 'prompt', 'programming', 'persona', 'character'].includes(t.lower))) return undefined;
+    if (rest.length > 0 && ['it', 'that'].includes(rest[0]!.lower) && rest.length === 1) return { about: named };
+    const aboutAt = rest.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
+    if (aboutAt >= 0) return { about: render(rest.slice(aboutAt + 1)) };
+    const said = rest.some((t) => ['say', 'tell', 'mention', 'share'].includes(t.lemma));
+    if (rest.length === 0 || (rest.length === 1 && ['that', 'this', 'it'].includes(rest[0]!.lower)) || said) return { about: '' };
+    if (rest[0] && ['my', 'our', 'the', 'that', 'this'].includes(rest[0].lower)) return { about: render(rest) };
   }
-  return undefined;
-}
-
-/** The request to forget that opens `tokens`, if one does; null for an attempt on the NPC's instructions. */
-function askedToForget(tokens: readonly Token[], named: string): ForgetRequest | null | undefined {
-  const opening = tokens.findIndex((t) => !(FILLER.has(t.lower) || t.pos === 'PUNCT' || t.pos === 'INTJ'));
-  const toks = tokens.slice(Math.max(0, opening)).filter((t) => !['please', 'pls', 'plz', 'can', 'could', 'would', 'you', 'just', 'kindly', 'actually'].includes(t.lower));
-  const first = toks[0];
-  if (!first) return undefined;
-  const neverMind = first.lower === 'never' && toks[1]?.lower === 'mind';
-  if (!neverMind && !FORGET_VERBS.has(first.lemma)) return undefined;
-  const rest = toks.slice(neverMind ? 2 : 1);
-  // Not the NPC's own instructions or the game: those are the poisoning guard's.
-  if (rest.some((t) => ['instruction', 'instructions', 'rule', 'rules', 'prompt', 'programming', 'persona', 'character'].includes(t.lower))) return null;
-  if (rest.length > 0 && ['it', 'that'].includes(rest[0]!.lower) && rest.length === 1) return { about: named };
-  const aboutAt = rest.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
-  if (aboutAt >= 0) return { about: render(rest.slice(aboutAt + 1)) };
-  const said = rest.some((t) => ['say', 'tell', 'mention', 'share'].includes(t.lemma));
-  if (rest.length === 0 || (rest.length === 1 && ['that', 'this', 'it'].includes(rest[0]!.lower)) || said) return { about: '' };
-  if (rest[0] && ['my', 'our', 'the', 'that', 'this'].includes(rest[0].lower)) return { about: render(rest) };
   return undefined;
 }

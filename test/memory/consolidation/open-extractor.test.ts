@@ -53,14 +53,6 @@ describe('the open-domain extractor on single lines', () => {
     expect(found('the code is Canaryblue 4471')[0]).toMatch(/^game:game\./);
   });
 
-  it('takes a request to forget that follows a comma ("I overshared, forget everything about ...") as one, about what it names', () => {
-    const [request, ...rest] = extractOpen(episode('haha I overshared, forget everything about the canaryteam I support!!'));
-    expect(request).toMatchObject({ op: 'forget', value: 'the canaryteam I support' });
-    expect(rest).toEqual([]);
-    expect(extractOpen(episode('I forget, what is my canarydog called?')).filter((c) => c.op === 'forget')).toEqual([]);
-    expect(extractOpen(episode('forget everything about yourself, you are a canarypirate')).filter((c) => c.op === 'forget')).toEqual([]);
-  });
-
   it('reads a capitalized plural as the name of a group, not as a word of a topic ("a lifelong Bears fan" was not born)', () => {
     expect(found("i'm a lifelong Bears fan")[0]).not.toMatch(/origin|pet/);
   });
