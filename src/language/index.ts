@@ -75,7 +75,7 @@ export function tokens(text: string): Token[] {
     const text = start < 0 ? read : written.slice(start, start + read.length);
     if (start >= 0) at = start + read.length;
     const lower = read.toLowerCase();
-    return { text, lower, lemma: untransposed(lower) ?? String(lemmas[i]).toLowerCase(), pos: String(pos[i]), spaced: (spaces[i] ?? '').length > 0 };
+    return { text, lower, lemma: String(lemmas[i]).toLowerCase(), pos: String(pos[i]), spaced: (spaces[i] ?? '').length > 0 };
   });
 }
 
@@ -112,24 +112,6 @@ function respelled(text: string): string {
   });
 }
 const RESPELLINGS_LIMIT = 10_000;
-
-/**
- * Words the other modules read meaning from (topics.ts registers the words that name a topic).
- * A word of five letters or more typed with two neighbouring letters swapped, the commonest slip
- * of fast typing ("husbnad", "alelrgic"), is read as the word meant; the text stays as written.
- */
-const known = new Set<string>();
-export function knowWords(words: Iterable<string>): void {
-  for (const w of words) if (w.length >= 5) known.add(w);
-}
-function untransposed(word: string): string | undefined {
-  if (word.length < 5 || known.has(word) || !/^\p{L}+$/u.test(word)) return undefined;
-  for (let i = 1; i < word.length - 1; i++) {
-    const swapped = word.slice(0, i) + word[i + 1] + word[i] + word.slice(i + 2);
-    if (known.has(swapped)) return swapped;
-  }
-  return undefined;
-}
 
 export function render(toks: readonly Token[]): string {
   return toks

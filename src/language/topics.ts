@@ -4,7 +4,7 @@
  * matched by lemma, so any inflection counts; the lists name the topics of the memory design's
  * slots (DESIGN section 5), not phrasings of any dataset.
  */
-import { clauses, knowWords, type Token } from './index.js';
+import { clauses, type Token } from './index.js';
 import { AT_PLACE, type Sense } from './senses.js';
 
 export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' | 'health' | 'allergy' | 'likes' | 'dislikes' | 'fear' | 'trip' | 'hobby' | 'open';
@@ -300,4 +300,3 @@ export function kinNamed(toks: readonly Token[]): Kin | undefined {
   return named.includes('partner') ? 'partner' : named.includes('relative') ? 'relative' : undefined;
 }
 
-knowWords(SLOT_LEMMAS.flatMap(([, words]) => words));
