@@ -37,6 +37,15 @@ async function context(gameId: string, participants: { participantId: string; an
   return r.body as ContextWindow;
 }
 
+/** What a participant's current facts say after `told` was consolidated, then `update` (each its own batch). */
+async function summariesAfter(gameId: string, participantId: string, told: string[], update: string): Promise<string[]> {
+  await h.ingest(gameId, told.map((text) => ({ participantId, text })));
+  await h.system.jobs.drain();
+  await h.ingest(gameId, [{ participantId, text: update }]);
+  await h.system.jobs.drain();
+  return current(await factsOf(h, gameId, [participantId], 'social')).map((m) => m.fact.summary);
+}
+
 /** Clue rows of a game that hold a game detail (not the session summary), straight from the table. */
 async function gameClueKeys(gameId: string): Promise<string[]> {
   const { rows } = await database.db.query<{ fact_key: string }>(
@@ -220,11 +229,7 @@ describe('open-domain extraction, end to end', () => {
 
   it('lets an update line replace every fact of its topic that names what it leaves behind, even told in its own clause ("gave up juggling, doing snorkeling now")', async () => {
     const P = 'part-swap0001';
-    await h.ingest('od-swap', [{ participantId: P, text: 'took up juggling last year and I am hooked' }, { participantId: P, text: 'my sister Vey lives in Graz' }]);
-    await h.system.jobs.drain();
-    await h.ingest('od-swap', [{ participantId: P, text: 'gave up juggling, doing snorkeling now' }]);
-    await h.system.jobs.drain();
-    const now = current(await factsOf(h, 'od-swap', [P], 'social')).map((m) => m.fact.summary);
+    const now = await summariesAfter('od-swap', P, ['took up juggling last year and I am hooked', 'my sister Vey lives in Graz'], 'gave up juggling, doing snorkeling now');
     expect(now.filter((s: string) => /juggl/i.test(s))).toEqual([]);
     expect(now.some((s: string) => /snorkeling/.test(s))).toBe(true);
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true); // another topic: untouched
@@ -232,11 +237,7 @@ describe('open-domain extraction, end to end', () => {
 
   it('never lets an update replace a fact of a topic only guessed for it from meaning ("seeing someone called Rowan now" is no pet)', async () => {
     const P = 'part-guess001';
-    await h.ingest('od-guess', [{ participantId: P, text: 'we adopted a greyhound named Bolt' }]);
-    await h.system.jobs.drain();
-    await h.ingest('od-guess', [{ participantId: P, text: "i'm seeing someone called Rowan now" }]);
-    await h.system.jobs.drain();
-    const now = current(await factsOf(h, 'od-guess', [P], 'social')).map((m) => m.fact.summary);
+    const now = await summariesAfter('od-guess', P, ['we adopted a greyhound named Bolt'], "i'm seeing someone called Rowan now");
     expect(now.some((s: string) => /Bolt/.test(s))).toBe(true);
     expect(now.some((s: string) => /Rowan/.test(s))).toBe(true);
   });
@@ -364,11 +365,7 @@ describe('open-domain extraction, end to end', () => {
 
   it('lets a line saying what ended and what replaced it ("the canarycar finally died, picked up a used Mazda") replace the old value, of any topic', async () => {
     const P = 'part-ended0001';
-    await h.ingest('od-ended', [{ participantId: P, text: 'my old canarycar is older than some of you lol' }, { participantId: P, text: 'my sister Vey lives in Graz' }]);
-    await h.system.jobs.drain();
-    await h.ingest('od-ended', [{ participantId: P, text: 'the canarycar finally died rip, picked up a used Mazda yesterday' }]);
-    await h.system.jobs.drain();
-    const now = current(await factsOf(h, 'od-ended', [P], 'social')).map((m) => m.fact.summary);
+    const now = await summariesAfter('od-ended', P, ['my old canarycar is older than some of you lol', 'my sister Vey lives in Graz'], 'the canarycar finally died rip, picked up a used Mazda yesterday');
     expect(now.filter((s: string) => /canarycar/i.test(s))).toEqual([]);
     expect(now.some((s: string) => /Mazda/.test(s))).toBe(true);
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
@@ -376,11 +373,7 @@ describe('open-domain extraction, end to end', () => {
 
   it('lets an update replace the fact naming what its line left, whatever topic each was filed under ("left the garden centre, i\'m a postwoman now")', async () => {
     const P = 'part-left0002';
-    await h.ingest('od-left2', [{ participantId: P, text: 'i work the tills at a garden centre' }, { participantId: P, text: 'my sister Vey lives in Graz' }]);
-    await h.system.jobs.drain();
-    await h.ingest('od-left2', [{ participantId: P, text: "left the garden centre, i'm a postwoman now" }]);
-    await h.system.jobs.drain();
-    const now = current(await factsOf(h, 'od-left2', [P], 'social')).map((m) => m.fact.summary);
+    const now = await summariesAfter('od-left2', P, ['i work the tills at a garden centre', 'my sister Vey lives in Graz'], "left the garden centre, i'm a postwoman now");
     expect(now.filter((s: string) => /tills/.test(s))).toEqual([]);
     expect(now.some((s: string) => /postwoman/.test(s))).toBe(true);
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
@@ -388,11 +381,7 @@ describe('open-domain extraction, end to end', () => {
 
   it('lets an update replace the fact nearest in meaning to what its line says ended ("gave up the swimming" ends "I swim every morning"), and no other', async () => {
     const P = 'part-ended0002';
-    await h.ingest('od-ended2', [{ participantId: P, text: 'i swim every morning before work' }, { participantId: P, text: 'my sister Vey lives in Graz' }, { participantId: P, text: 'i play the cello in an orchestra' }]);
-    await h.system.jobs.drain();
-    await h.ingest('od-ended2', [{ participantId: P, text: "gave up the swimming, i'm into bouldering now" }]);
-    await h.system.jobs.drain();
-    const now = current(await factsOf(h, 'od-ended2', [P], 'social')).map((m) => m.fact.summary);
+    const now = await summariesAfter('od-ended2', P, ['i swim every morning before work', 'my sister Vey lives in Graz', 'i play the cello in an orchestra'], "gave up the swimming, i'm into bouldering now");
     expect(now.filter((s: string) => /swim/.test(s))).toEqual([]);
     expect(now.some((s: string) => /bouldering/.test(s))).toBe(true);
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
