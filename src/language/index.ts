@@ -396,6 +396,11 @@ export function contentLemmas(text: string): string[] {
 export interface ForgetRequest {
   /** What to forget, as said ("my husband"), or '' for "that" (what the speaker said last). */
   about: string;
+  /**
+   * What else the line says, without the request ("scrap that, we moved to Geneva": "we moved to
+   * Geneva"): it is told as any line is. The request is about what was said before the line.
+   */
+  besides?: string;
 }
 
 const FORGET_VERBS = new Set(['forget', 'scrap', 'disregard', 'ignore', 'delete', 'erase', 'drop', 'strike', 'unlearn', 'remove']);
@@ -403,28 +408,48 @@ const FORGET_VERBS = new Set(['forget', 'scrap', 'disregard', 'ignore', 'delete'
 /**
  * A request to forget something the speaker said: an imperative (or "please"/"can you") forget
  * verb whose object is what they said or told ("forget what I said about my husband", "scrap
- * that", "please forget my address", "never mind what I told you about the job").
+ * that", "please forget my address", "never mind what I told you about the job"). It opens a
+ * clause or follows a comma in one ("I overshared, forget everything about the team I support":
+ * a clause does not split before an imperative).
  */
 export function forgetRequest(text: string): ForgetRequest | undefined {
   // "Can you not remember anything about the allergy? Forget it": "it" is what was named before.
   let named = '';
-  for (const clause of clauses(text)) {
+  const all = clauses(text);
+  for (const [i, clause] of all.entries()) {
     const mentionAt = clause.tokens.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
     if (mentionAt >= 0 && mentionAt < clause.tokens.length - 1) named = render(clause.tokens.slice(mentionAt + 1)).replace(/[?.!]+$/, '');
-    const toks = clause.tokens.filter((t) => !['please', 'pls', 'plz', 'can', 'could', 'would', 'you', 'just', 'kindly', 'actually'].includes(t.lower));
-    const first = toks[0];
-    if (!first) continue;
-    const neverMind = first.lower === 'never' && toks[1]?.lower === 'mind';
-    if (!neverMind && !FORGET_VERBS.has(first.lemma)) continue;
-    const rest = toks.slice(neverMind ? 2 : 1);
-    // Not the NPC's own instructions or the game: those are the poisoning guard's.
-    if (rest.some((t) => ['instruction', 'instructions', 'rule', 'rules', 'prompt', 'programming', 'persona', 'character'].includes(t.lower))) return undefined;
-    if (rest.length > 0 && ['it', 'that'].includes(rest[0]!.lower) && rest.length === 1) return { about: named };
-    const aboutAt = rest.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
-    if (aboutAt >= 0) return { about: render(rest.slice(aboutAt + 1)) };
-    const said = rest.some((t) => ['say', 'tell', 'mention', 'share'].includes(t.lemma));
-    if (rest.length === 0 || (rest.length === 1 && ['that', 'this', 'it'].includes(rest[0]!.lower)) || said) return { about: '' };
-    if (rest[0] && ['my', 'our', 'the', 'that', 'this'].includes(rest[0].lower)) return { about: render(rest) };
+    const starts = [0, ...clause.tokens.flatMap((t, at) => (t.text === ',' ? [at + 1] : []))];
+    for (const start of starts) {
+      const request = askedToForget(clause.tokens.slice(start), named);
+      if (request === null) return undefined;
+      if (!request) continue;
+      const told = (c: { text: string; question?: boolean }) => (/[.!?]$/.test(c.text) ? c.text : `${c.text}${c.question ? '?' : '.'}`);
+      const before = render(clause.tokens.slice(0, Math.max(0, start - 1)));
+      const besides = [...all.slice(0, i), ...(before ? [{ text: before }] : []), ...all.slice(i + 1)].map(told).join(' ');
+      return besides ? { ...request, besides } : request;
+    }
   }
+  return undefined;
+}
+
+/** The request to forget that opens `toks`, if one does; null for an attempt on the NPC's instructions. */
+function askedToForget(all: readonly Token[], named: string): ForgetRequest | null | undefined {
+  const opening = all.findIndex((t) => !(FILLER.has(t.lower) || t.pos === 'PUNCT' || t.pos === 'INTJ'));
+  const toks = all.slice(Math.max(0, opening)).filter((t) => !['please', 'pls', 'plz', 'can', 'could', 'would', 'you', 'just', 'kindly', 'actually'].includes(t.lower));
+  const first = toks[0];
+  if (!first) return undefined;
+  const neverMind = first.lower === 'never' && toks[1]?.lower === 'mind';
+  // In the imperative: "dropped the gym" tells what the speaker did.
+  if (!neverMind && (!FORGET_VERBS.has(first.lemma) || first.lower !== first.lemma)) return undefined;
+  const rest = toks.slice(neverMind ? 2 : 1);
+  // Not the NPC's own instructions or the game: those are the poisoning guard's.
+  if (rest.some((t) => ['instruction', 'instructions', 'rule', 'rules', 'prompt', 'programming', 'persona', 'character'].includes(t.lower))) return null;
+  if (rest.length > 0 && ['it', 'that'].includes(rest[0]!.lower) && rest.length === 1) return { about: named };
+  const aboutAt = rest.findIndex((t) => t.lower === 'about' || t.lower === 'regarding');
+  if (aboutAt >= 0) return { about: render(rest.slice(aboutAt + 1)).replace(/[?.!]+$/, '') };
+  const said = rest.some((t) => ['say', 'tell', 'mention', 'share'].includes(t.lemma));
+  if (rest.length === 0 || (rest.length === 1 && ['that', 'this', 'it'].includes(rest[0]!.lower)) || said) return { about: '' };
+  if (rest[0] && ['my', 'our', 'the', 'that', 'this'].includes(rest[0].lower)) return { about: render(rest).replace(/[?.!]+$/, '') };
   return undefined;
 }

@@ -307,7 +307,12 @@ export class Consolidator {
     for (const f of forgets) {
       // Nearest to what they named first (by meaning), when they named something.
       const vector = f.about ? toVectorLiteral((await this.service.embedder.embed([f.about]))[0]!) : undefined;
-      const rows = await store.currentSocialFacts(tx, scope, f.participantId, '', vector);
+      // What was said before the request, as it stood before this batch (a fact the request's
+      // own line replaced is still what "scrap that, we moved to Geneva" is about), and not what
+      // the request's line, or a later one, told.
+      const at = order.get(f.episodeId) ?? Infinity;
+      const before = await store.currentSocialFacts(tx, scope, f.participantId, '', vector, { orSupersededNow: true });
+      const rows = before.filter((r) => r.derived_from.some((id) => (order.get(id) ?? -1) < at));
       if (rows.length === 0) continue;
       const keys = await this.service.keysFor(tx, scope.tenantId, rows);
       const wanted = new Set(contentLemmas(f.about));
@@ -316,7 +321,6 @@ export class Consolidator {
       const named = rows.filter((r) => !kin || !kinOf(r.fact_key.split('.')[2]) || kinOf(r.fact_key.split('.')[2]) === kin);
       let ids: string[];
       if (wanted.size === 0) {
-        const at = order.get(f.episodeId) ?? Infinity;
         const position = (r: FactRow) => Math.max(-1, ...r.derived_from.map((id) => order.get(id) ?? -1).filter((i) => i < at));
         const inBatch = rows.filter((r) => position(r) >= 0).sort((a, b) => position(b) - position(a));
         // What they said last: every fact of that line (a clause can give two: "I keep bees in

@@ -127,6 +127,7 @@ export async function currentSocialFacts(
   participantId: string,
   prefix: string,
   vector?: string,
+  { orSupersededNow = false }: { orSupersededNow?: boolean } = {},
 ): Promise<(FactRow & { distance: number | null })[]> {
   const f = scopeFilter('social', scope, 4);
   if (!f) return [];
@@ -134,7 +135,7 @@ export async function currentSocialFacts(
   const { rows } = await tx.query<FactRow & { distance: number | null }>(
     `SELECT ${factColumns(spec.gameBound, spec.participantBound)}, ${vector ? 'embedding <=> $3::vector' : 'NULL::float8'} AS distance FROM ${spec.table}
       WHERE participant_id = $1 AND starts_with(fact_key, $2) AND ${vector ? 'TRUE' : '$3::text IS NULL'}
-        AND superseded_at IS NULL AND invalidated_at IS NULL AND ${f.sql}
+        AND (superseded_at IS NULL${orSupersededNow ? ' OR superseded_at = now()' : ''}) AND invalidated_at IS NULL AND ${f.sql}
       ORDER BY ${vector ? 'distance NULLS LAST' : 'created_at DESC'}`,
     [participantId, prefix, vector ?? null, ...f.params],
   );

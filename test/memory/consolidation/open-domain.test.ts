@@ -227,6 +227,28 @@ describe('open-domain extraction, end to end', () => {
     expect(current(await factsOf(h, 'od-scrap', [P], 'social')).map((m) => m.fact.summary)).toEqual(['You have a dog called Rex.']);
   });
 
+  it('keeps what a line tells beside a request to forget, and applies the request only to what was said before the line ("scrap that, we moved to Geneva")', async () => {
+    const P = 'part-scrap0002';
+    const now = await summariesAfter('od-scrap2', P, ['I have a dog called Rex', 'we live in Lyon'], 'actually scrap that, we moved to Geneva last month');
+    expect(now.some((s) => /Geneva/.test(s))).toBe(true);
+    expect(now.some((s) => /Lyon/.test(s))).toBe(false);
+    expect(now).toContain('You have a dog called Rex.');
+  });
+
+  it('takes a request to forget that follows a comma, and "forget everything about my ..." as the speaker\'s own request, not an attack on the NPC', async () => {
+    const P = 'part-forget002';
+    const now = await summariesAfter('od-forget2', P, ['my sister Vey lives in Graz', 'i support Benfica, have done since i was a kid'], 'sorry I overshared, forget everything about the team I support');
+    expect(now.some((s) => /Benfica/.test(s))).toBe(false);
+    expect(now.some((s) => /Vey/.test(s))).toBe(true);
+  });
+
+  it('does not read a past-tense forget verb as a request ("work got busy, dropped the gym" tells what the speaker did)', async () => {
+    const P = 'part-drop00001';
+    const now = await summariesAfter('od-drop', P, ['my sister Vey lives in Graz'], 'work got busy, dropped the gym, I swim every morning now');
+    expect(now.some((s) => /Vey/.test(s))).toBe(true);
+    expect(now.some((s) => /swim/.test(s))).toBe(true);
+  });
+
   it('lets an update line replace every fact of its topic that names what it leaves behind, even told in its own clause ("gave up juggling, doing snorkeling now")', async () => {
     const P = 'part-swap0001';
     const now = await summariesAfter('od-swap', P, ['took up juggling last year and I am hooked', 'my sister Vey lives in Graz'], 'gave up juggling, doing snorkeling now');

@@ -72,6 +72,8 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       confidence: 0.9,
       text: episode.text,
     });
+    // The rest of the line is told as any line is ("scrap that, we moved to Geneva").
+    if (forget.besides) out.push(...extractOpen({ ...episode, text: forget.besides }, senses, ending).filter((c) => c.op !== 'forget'));
     return out;
   }
   const said = elaborated(referred(clauses(episode.text)), ending, senses);
