@@ -143,6 +143,12 @@ export function withPlaceNames(text: string, senses: ReadonlyMap<string, Sense>)
  */
 const ENDINGS = new Set(['discontinue', 'give_up', 'abandon', 'get_rid_of', 'forsake', 'call_off', 'drop_out', 'die', 'sell']);
 const ENDING_SENSES = 2;
+/**
+ * In the past tense a verb tells what the speaker did, and a sense of ending further down its list
+ * is what is meant ("dropped german": drop's 7th sense, "kicked the habit": kick's 6th); in the
+ * present ("I drop the kids at school") only its most frequent senses are.
+ */
+const ENDING_SENSES_IN_PAST = 7;
 const ENDING_DEPTH = 3;
 
 /**
@@ -150,12 +156,15 @@ const ENDING_DEPTH = 3;
  * something came to an end in one of its two most frequent senses, from the verb's synsets and
  * their hypernyms: "quit", "gave up", "ditched", "sold", "got cancelled", "died". Cached.
  */
-export const ends: (verb: string) => Promise<boolean> = remembered((verb) => endsNow(verb), () => false);
+export const ends: (verb: string) => Promise<boolean> = remembered((verb) => endsNow(verb, ENDING_SENSES), () => false);
 
-async function endsNow(verb: string): Promise<boolean> {
+/** Whether a verb in the past tense ("dropped", "kicked") says that something came to an end. Cached. */
+export const endedInPast: (verb: string) => Promise<boolean> = remembered((verb) => endsNow(verb, ENDING_SENSES_IN_PAST), () => false);
+
+async function endsNow(verb: string, senses: number): Promise<boolean> {
   if (!/^[\p{L}][\p{L}_-]*$/u.test(verb)) return false;
   wordnet ??= new WordPOS();
-  let frontier = (await wordnet.lookupVerb(verb)).slice(0, ENDING_SENSES);
+  let frontier = (await wordnet.lookupVerb(verb)).slice(0, senses);
   for (let depth = 0; depth <= ENDING_DEPTH && frontier.length > 0; depth++) {
     if (frontier.some((synset) => (synset.synonyms ?? [synset.lemma]).some((l) => ENDINGS.has(l.toLowerCase())))) return true;
     const up = frontier.flatMap((synset) => synset.ptrs.filter((p) => p.pointerSymbol === '@').map((p) => p.synsetOffset));

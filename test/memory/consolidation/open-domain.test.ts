@@ -396,6 +396,15 @@ describe('open-domain extraction, end to end', () => {
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
   });
 
+  it('reads a verb in the past tense as an ending by a less frequent sense of it ("dropped italian, doing Greek lessons now")', async () => {
+    const P = 'part-kick00001';
+    const now = await summariesAfter('od-kick', P, ["i've been learning Italian for a year", 'my sister Vey lives in Graz'], 'dropped italian, doing Greek lessons now');
+    // What ended is what the update replaces, not a fact of its own ("You dropped italian").
+    expect(now.some((s) => /italian/i.test(s))).toBe(false);
+    expect(now.some((s) => /Greek/.test(s))).toBe(true);
+    expect(now.some((s) => /Vey/.test(s))).toBe(true);
+  });
+
   it('lets an update replace the fact naming what its line left, whatever topic each was filed under ("left the garden centre, i\'m a postwoman now")', async () => {
     const P = 'part-left0002';
     const now = await summariesAfter('od-left2', P, ['i work the tills at a garden centre', 'my sister Vey lives in Graz'], "left the garden centre, i'm a postwoman now");

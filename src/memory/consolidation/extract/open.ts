@@ -19,7 +19,7 @@
  */
 import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
-import { ends, nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
+import { endedInPast, ends, nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { codeLike, gameDetail } from '../firewall.js';
 import { GRAND_TITLES, guardCandidates, worldFact } from './rules.js';
 import { SINGLE_VALUED, SLOT_KIND, SLOTS, slug, type Candidate, type EpisodeInput, type Extractor } from './types.js';
@@ -50,7 +50,8 @@ export class OpenDomainExtractor implements Extractor {
     const senses = await nounSenses(nouns);
     const verbs = [...new Set(episodes.filter((e) => e.kind === 'utterance').flatMap((e) => verbsOf(tokens(e.text))))];
     const found = await Promise.all(verbs.map((v) => ends(v)));
-    const ending = new Set(verbs.filter((_, i) => found[i]));
+    const foundInPast = await Promise.all(verbs.map((v) => endedInPast(v)));
+    const ending = new Set([...verbs.filter((_, i) => found[i]), ...verbs.filter((_, i) => foundInPast[i]).map((v) => `${IN_PAST}${v}`)]);
     // Places are names however they are typed: "edinburgh is freezing" names a city.
     return episodes.flatMap((e) => (e.kind === 'utterance' ? extractOpen({ ...e, text: withPlaceNames(e.text, senses) }, senses, ending) : guardCandidates(e)));
   }
@@ -376,8 +377,14 @@ function endsSomething(clause: Clause, ending: ReadonlySet<string>): boolean {
   // A state denied from now on ends too: "I don't live in Oslo anymore", "no more Volvo for me".
   if (NO_LONGER.test(clause.text)) return true;
   if (toks.some((t) => ['not', "n't", 'never'].includes(t.lower))) return false;
-  return toks.some((t, i) => t.pos === 'VERB' && (ending.has(`${t.lemma}_${toks[i + 1]?.lower ?? ''}`) || ending.has(t.lemma)));
+  const said = (t: Token, i: number) => [`${t.lemma}_${toks[i + 1]?.lower ?? ''}`, t.lemma].flatMap((v) => (PAST_FORM.test(t.lower) && t.lower !== t.lemma ? [v, `${IN_PAST}${v}`] : [v]));
+  return toks.some((t, i) => t.pos === 'VERB' && said(t, i).some((v) => ending.has(v)));
 }
+
+/** `ending` holds a verb that ends only in the past tense under this prefix. */
+const IN_PAST = 'past:';
+/** A verb's past form, regular ("dropped") or not ("quit", "sold" are already endings in any tense). */
+const PAST_FORM = /ed$/;
 
 /** A denial that holds from now on: "not ... anymore", "no longer", "no more". */
 const NO_LONGER = /(?:\bnot\b|n't\b|\bnever\b|\bno\b)[^.!?]*\bany ?(?:more|longer)\b|\bno (?:longer|more)\b/i;
