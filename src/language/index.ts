@@ -377,6 +377,22 @@ export function currentPart(text: string): string {
     // "I'm a chef now, the plumber thing didn't work out": what is now, without what did not last.
     if (now(before) && !now(after) && denied(after) && names(before)) return render(before);
   }
+  // One thing given for another ("swapped violin for the ukulele", "replaced the Golf with a
+  // Tesla"): a switch to the other. (Done: "I trade stocks for a living" tells no exchange.)
+  const exchange = toks.findIndex((t) => t.pos === 'VERB' && EXCHANGES[t.lemma] !== undefined && /ed$/.test(t.lower));
+  if (exchange >= 0) {
+    // ("Traded in the Civic": the particle belongs to the verb.)
+    const start = exchange + (['in', 'out', 'up'].includes(toks[exchange + 1]?.lower ?? '') ? 2 : 1);
+    const by = toks.findIndex((t, i) => i > start && EXCHANGES[toks[exchange]!.lemma]!.includes(t.lower));
+    const given = by > 0 ? toks.slice(start, by) : [];
+    // (What was given is a thing, a gerund too: "swapped canarying for skating"; `names` reads a
+    // gerund as one after the first word, hence the verb and the preposition in front.)
+    const thing = (t: Token) => ['NOUN', 'PROPN', 'DET', 'ADJ', 'NUM', 'PRON'].includes(t.pos) || (t.pos === 'VERB' && t.lower.endsWith('ing'));
+    if (by > 0 && given.every(thing) && names([toks[exchange]!, ...given]) && names(toks.slice(by))) {
+      const switched = tokens('switched to').map((t, i) => (i === 0 ? { ...t, spaced: exchange > 0 } : t));
+      return render([...toks.slice(0, exchange), ...switched, ...toks.slice(by + 1)]);
+    }
+  }
   // A change from one thing to another ("relocated from Auckland to Valencia"): what it is now.
   const from = toks.findIndex((t) => t.lower === 'from');
   const to = from > 0 ? toks.findIndex((t, i) => i > from + 1 && t.lower === 'to') : -1;
@@ -385,6 +401,9 @@ export function currentPart(text: string): string {
   const phrase = between.every((t) => ['NOUN', 'PROPN', 'DET', 'ADJ', 'NUM'].includes(t.pos)) && names(between);
   return phrase && names(toks.slice(to + 1)) ? render([...toks.slice(0, from), ...toks.slice(to)]) : text;
 }
+
+/** Verbs of giving one thing for another, and the word before what was taken instead. */
+const EXCHANGES: Record<string, readonly string[]> = { swap: ['for'], trade: ['for'], exchange: ['for'], replace: ['with', 'by'] };
 
 /** Content lemmas of a text (nouns, verbs, adjectives, proper nouns, numbers), for matching. */
 export function contentLemmas(text: string): string[] {

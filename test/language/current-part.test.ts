@@ -27,4 +27,14 @@ describe('what a statement says is the case now', () => {
     expect(currentPart('You are from Canaryville and moved to Canarytown.')).toBe('You are from Canaryville and moved to Canarytown.');
     expect(currentPart('You got a text from your mum to say hi.')).toBe('You got a text from your mum to say hi.');
   });
+  it('says one thing given for another as a switch to the other ("swapped canarying for skating", "replaced the Canarymobile with a Canarycar")', () => {
+    expect(currentPart('You swapped canarying for skating, much more fun.')).toBe('You switched to skating, much more fun.');
+    expect(currentPart('You traded in the Canarymobile for a Canarycar.')).toBe('You switched to a Canarycar.');
+    expect(currentPart('You replaced the old Canarymobile with a Canarycar.')).toBe('You switched to a Canarycar.');
+  });
+
+  it('leaves an exchange that gives nothing up as said ("you trade stocks for a living", "swapped shifts with Tom")', () => {
+    expect(currentPart('You trade stocks for a living.')).toBe('You trade stocks for a living.');
+    expect(currentPart('You swapped shifts with Tom.')).toBe('You swapped shifts with Tom.');
+  });
 });
