@@ -14,6 +14,11 @@ describe('a request to forget something the speaker said', () => {
     expect(forgetRequest('Can you not remember anything about the allergy? Forget it')).toEqual({ about: 'the allergy', besides: 'Can you not remember anything about the allergy?' });
   });
 
+  it('runs to the next comma a clause follows, and a part with no verb goes on naming what to forget', () => {
+    expect(forgetRequest("scrap what I said about the Toyota, it's a Jeep now")).toEqual({ about: 'the Toyota', besides: "it's a Jeep now." });
+    expect(forgetRequest('please forget my address, and my phone number')).toEqual({ about: 'my address and my phone number' });
+  });
+
   it('is in the imperative: a forget verb in the past tells what the speaker did', () => {
     expect(forgetRequest('work got busy, dropped the gym')).toBeUndefined();
     expect(forgetRequest('I dropped the gym last year')).toBeUndefined();

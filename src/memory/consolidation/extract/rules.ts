@@ -42,10 +42,11 @@ const fact = (kind: CandidateKind, key: string, value: string, summary: string, 
 
 const RULES: Rule[] = [
   // --- attempts on the NPC's persona and the world's rules (the poisoning guard's input) ---
-  // ("Forget everything I told you", "everything about my job": the speaker's own words, not an attack.)
+  // ("Forget everything I told you", "everything about my job", "about the dog": the speaker's own
+  // words, not an attack; "everything about yourself" is one.)
   (c) => {
     if (
-      /\b(?:ignore|forget|disregard|override)\b.{0,40}\b(?:instructions?|rules|programming|prompt|orders|who you are|your (?:past|persona|character|training)|everything(?!\s+(?:about|regarding)\s+(?:my|me|what\s+i|the\s+\w+\s+(?:i|we)\b)|\s+(?:i|we)\s+(?:said|told|say|tell)))\b/i.test(c) ||
+      /\b(?:ignore|forget|disregard|override)\b.{0,40}\b(?:instructions?|rules|programming|prompt|orders|who you are|your (?:past|persona|character|training)|everything(?!\s+(?:about|regarding)\s+(?!you\b|yourself\b|your\b)|\s+(?:i|we)\s+(?:said|told|say|tell)))\b/i.test(c) ||
       /\b(?:from now on|starting now|henceforth)\b.{0,60}\byou\b/i.test(c) ||
       /\b(?:pretend|act as if|act like) (?:to be|you(?:'re| are))\b/i.test(c) ||
       /\byou (?:must|will) now\b|\bnew (?:rules?|instructions?|directives?) for you\b|\bsystem prompt\b|\byour (?:new|real) instructions?\b/i.test(c)
