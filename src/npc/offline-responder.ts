@@ -152,8 +152,11 @@ export function answering(facts: readonly ContextFact[], window: ContextWindow, 
     const asked = kin ?? taste;
     const topical = usable.filter((f) => sameTopic(topicOf(f), slot)).map((f) => ({ f, facet: asked ? facetOf(f) : asked }));
     // (The open topic gathers everything no slot holds: a fact filed there is not thereby near
-    // the question, and answers it only at the full threshold.)
-    const bar = named !== 'open' ? -Infinity : slot === OPEN_TOPIC ? threshold : threshold * TOPIC_BAR;
+    // the question, and answers it only at the full threshold. A topic of several sides asked
+    // without naming one, "what do I like to drink?", is as broad: its facts answer at the lower
+    // bar of a topic read from meaning, not at any score; a team's result is no drink.)
+    const broad = (slot === 'family' || slot === 'likes') && asked === undefined;
+    const bar = named !== 'open' && !broad ? -Infinity : slot === OPEN_TOPIC ? threshold : threshold * TOPIC_BAR;
     const onTopic =
       best(topical.filter((x) => x.facet === asked).map((x) => x.f), bar) ??
       best(topical.filter((x) => x.facet === undefined).map((x) => x.f), Math.max(bar, threshold * TOPIC_BAR));

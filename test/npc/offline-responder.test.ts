@@ -111,6 +111,18 @@ describe('the offline responder', () => {
     expect(ask('anything about my family?', [sister, husband])).toBe('You told me your sister Vey would love this.');
   });
 
+  it('answers a topic of several sides asked without naming one ("what do I like to drink?") only from a fact near enough, not from any fact of the topic', () => {
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    const team = fact('speaker.likes.canaries-lose', 'the Canaries', "You can't believe the Canaries lost again.", { standing: 'known', match: 0.1 });
+    const dish = fact('speaker.likes.canary-pie', 'canary pie', 'You could eat canary pie every day.', { standing: 'known', match: 0.1 });
+    const ask = (text: string, facts: ContextFact[]) => respond(input(text, { participants: { p1: { anonymous: false, facts } }, retrieval })).text;
+    expect(ask('what do I like to drink?', [team])).toMatch(/I don't know; you haven't told me that/);
+    // Naming the side, the topic's fact of that side answers whatever its score.
+    expect(ask("what's my favourite dish?", [team, dish])).toBe('You told me you could eat canary pie every day.');
+    const near = { ...team, match: 0.2 };
+    expect(ask('what am I into?', [near])).toBe("You told me you can't believe the Canaries lost again.");
+  });
+
   it('does not take a topic word set apart ("outside of my job") for the topic asked', () => {
     const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
     const job = fact('speaker.occupation', 'cartographer', 'You are a cartographer.', { standing: 'known', match: 0.1 });
