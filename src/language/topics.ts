@@ -4,7 +4,7 @@
  * matched by lemma, so any inflection counts; the lists name the topics of the memory design's
  * slots (DESIGN section 5), not phrasings of any dataset.
  */
-import { clauses, type Token } from './index.js';
+import { clauses, render, type Token } from './index.js';
 import { AT_PLACE, type Sense } from './senses.js';
 
 export type Slot = 'name' | 'occupation' | 'home' | 'origin' | 'pet' | 'family' | 'health' | 'allergy' | 'likes' | 'dislikes' | 'fear' | 'trip' | 'hobby' | 'open';
@@ -109,9 +109,28 @@ function slotBySense(toks: readonly Token[], senses: ReadonlyMap<string, Sense>)
 /** Words that set what follows them apart: "what keeps me busy outside of my job?" is not about the job. */
 const SETTING_APART = new Set(['outside', 'besides', 'except', 'beyond', 'apart', 'other']);
 
+/** Where a clause sets what follows apart ("outside", "besides", "apart from", "other than"), or -1. */
+function setApartAt(all: readonly Token[]): number {
+  return all.findIndex((t, i) => i > 0 && SETTING_APART.has(t.lower) && (t.lower !== 'other' || all[i + 1]?.lower === 'than') && (t.lower !== 'apart' || all[i + 1]?.lower === 'from'));
+}
+
+/**
+ * A line with what its questions set apart left out ("what keeps me busy outside of my job?" ->
+ * "what keeps me busy?"): what it asks about, for reading its meaning. Statements are kept whole.
+ */
+export function withoutSetApart(text: string): string {
+  let out = text;
+  for (const c of clauses(text)) {
+    const at = c.question ? setApartAt(c.tokens) : -1;
+    // (As written; a part the clause splitter re-spelled is left as it is.)
+    if (at > 0) out = out.replace(render(c.tokens.slice(at)), '').replace(/\s+([?.!,])/g, '$1').replace(/\s{2,}/g, ' ');
+  }
+  return out;
+}
+
 function slotByWords(all: readonly Token[]): { slot: Slot; noun?: string; generic?: boolean; owned?: boolean } {
   if (nameOf(all)) return { slot: 'name' };
-  const apart = all.findIndex((t, i) => SETTING_APART.has(t.lower) && (t.lower !== 'other' || all[i + 1]?.lower === 'than') && (t.lower !== 'apart' || all[i + 1]?.lower === 'from'));
+  const apart = setApartAt(all);
   const toks = apart > 0 ? all.slice(0, apart) : all;
   // The first slot named by a word of the clause; a possessed noun ("my sister") wins, as the
   // thing the clause is about.

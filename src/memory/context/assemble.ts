@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { OPEN_TOPIC, type ContextDirective, type ContextEpisode, type ContextFact, type ContextRequest, type ContextWindow, type RoomMessage } from '../../boundary/context.js';
-import { askedKind, askedTopic, sameTopic } from '../../language/topics.js';
+import { askedKind, askedTopic, sameTopic, withoutSetApart } from '../../language/topics.js';
 import { tokens } from '../../language/index.js';
 import { kindsOf, nounSenses } from '../../language/senses.js';
 import { embeddingText, meanVector, toVectorLiteral } from '../embeddings/types.js';
@@ -141,7 +141,8 @@ export class ContextAssembler {
   async #vectors(request: ContextRequest, turn: LastTurn) {
     const lines = request.messages.slice(-3).map((m) => embeddingText(m.text));
     if (lines.length === 0) lines.push('hello');
-    const vectors = await this.service.embedder.embed([turn.spoken ? embeddingText(turn.spoken.text) : lines.at(-1)!, ...lines]);
+    // (What a question sets apart is not what it asks about: "what keeps me busy outside of my job?".)
+    const vectors = await this.service.embedder.embed([turn.spoken ? withoutSetApart(embeddingText(turn.spoken.text)) : lines.at(-1)!, ...lines]);
     const question = vectors[0]!;
     const query = meanVector(vectors.slice(1))!;
     return { question, literals: { query: toVectorLiteral(query), question: toVectorLiteral(question), ...(turn.reconstructFor ? { speaker: toVectorLiteral(question) } : {}) } };

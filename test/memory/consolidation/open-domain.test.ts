@@ -190,6 +190,17 @@ describe('open-domain extraction, end to end', () => {
     expect((await asked(weak))?.topic).toBeUndefined();
   });
 
+  it('reads what a question asks about without what it sets apart ("what keeps me busy outside of my job?" is not about the job)', async () => {
+    const P = 'part-apart0001';
+    await h.ingest('od-apart', [{ participantId: P, text: 'i work as a canary keeper at the zoo' }, { participantId: P, text: "I'm obsessed with archery lately" }]);
+    await h.system.jobs.drain();
+    const window = await context('od-apart', [{ participantId: P, anonymous: false }], { participantId: P, text: 'what keeps me busy outside of my job?' });
+    expect(window.retrieval?.topic).not.toBe('occupation');
+    const facts = window.participants[P]!.facts;
+    const match = (re: RegExp) => facts.find((f) => re.test(f.summary))?.match ?? -1;
+    expect(match(/archery/)).toBeGreaterThan(match(/canary keeper/));
+  });
+
   it('invalidates the fact about the husband, and only it, on "forget what I said about my husband"; "scrap that" invalidates the speaker\'s last fact', async () => {
     const P = 'part-forget001';
     await h.ingest('od-forget', [
