@@ -442,23 +442,26 @@ export function forgetRequest(text: string): ForgetRequest | undefined {
     for (const start of starts) {
       // The request runs to the next comma that a clause follows: "scrap what I said about the
       // Toyota, it's a Jeep now" (not "forget my address, and my phone number").
-      const comma = clause.tokens.findIndex((t, at) => at > start && t.text === ',' && clause.tokens.slice(at + 1).some((x) => x.pos === 'VERB' || x.pos === 'AUX'));
+      const comma = clause.tokens.findIndex((t, at) => at > start && t.text === ',' && clause.tokens.slice(at + 1).some(verbal));
       const end = comma < 0 ? clause.tokens.length : comma;
       const request = askedToForget(clause.tokens.slice(start, end), named);
       if (request === null) return undefined;
       if (!request) continue;
-      const told = (c: { text: string; question?: boolean }) => (/[.!?]$/.test(c.text) ? c.text : `${c.text}${c.question ? '?' : '.'}`);
       const parts = [render(clause.tokens.slice(0, Math.max(0, start - 1))), render(clause.tokens.slice(end + 1))].filter(Boolean).map((text) => ({ text }));
-      // (A part with no verb goes on naming what to forget: "forget my address, and my phone number".)
-      const clausal = (c: { text: string }) => tokens(c.text).some((t) => t.pos === 'VERB' || t.pos === 'AUX');
-      const besides = [...all.slice(0, i), ...parts, ...all.slice(i + 1).filter(clausal)].map(told).join(' ');
-      const more = request.about ? all.slice(i + 1).filter((c) => !clausal(c)).map((c) => c.text.replace(/[?.!]+$/, '')) : [];
+      // (A clause with no verb goes on naming what to forget: "forget my address, and my phone number".)
+      const after = all.slice(i + 1);
+      const besides = [...all.slice(0, i), ...parts, ...after.filter((c) => c.tokens.some(verbal))].map(asTold).join(' ');
+      const more = request.about ? after.filter((c) => !c.tokens.some(verbal)).map((c) => c.text.replace(/[?.!]+$/, '')) : [];
       const asked = more.length ? { about: [request.about, ...more].join(' and ') } : request;
       return besides ? { ...asked, besides } : asked;
     }
   }
   return undefined;
 }
+
+const verbal = (t: Token) => t.pos === 'VERB' || t.pos === 'AUX';
+/** A clause or part as a sentence of its own, for telling it apart from the line it was in. */
+const asTold = (c: { text: string; question?: boolean }) => (/[.!?]$/.test(c.text) ? c.text : `${c.text}${c.question ? '?' : '.'}`);
 
 /** The request to forget that opens `toks`, if one does; null for an attempt on the NPC's instructions. */
 function askedToForget(all: readonly Token[], named: string): ForgetRequest | null | undefined {
