@@ -65,7 +65,7 @@ describe('topics read from meaning', () => {
 
   it('reads what a question asks about, and says when it is about something no slot holds', async () => {
     expect(
-      (await topics(['what do I do to pay the bills?', "what's waiting for me at home with four legs?", 'what am I jumpy about?', 'where am I jetting off to?', 'which hand do I write with?'], 'question')).map((r) => r?.topic),
+      (await topics(['what do I do to pay the bills?', "what's waiting for me at home with four legs?", 'what am I jumpy about?', 'where am I jetting off to?', 'what size shoes do I wear?'], 'question')).map((r) => r?.topic),
     ).toEqual(['occupation', 'pet', 'fear', 'trip', 'other']);
   });
 
