@@ -195,8 +195,36 @@ function asks(toks: readonly Token[]): boolean {
   if (toks.some((t, i) => i > 0 && toks[i - 1]!.text === ',' && WH.has(t.lower) && ['AUX', 'VERB'].includes(toks[i + 1]?.pos ?? ''))) return true;
   if (INVERTING.has(a.lower) && b && (b.pos === 'PRON' || b.lower === 'i')) return true;
   if (['tell', 'remind'].includes(a.lower) && b?.lower === 'me') return true;
+  // "hey Elias what do I do for work": a name before the question.
+  const named = toks.findIndex((t) => t.pos !== 'PROPN');
+  if (named > 0 && WH.has(toks[named]!.lower)) return true;
+  if (notKnowing(toks)) return true;
   // "any idea where I work", "anything about my family": asking whether there is something to tell.
   return (a.lower === 'any' && toks.some((t) => t.lower === 'idea')) || (['anything', 'something'].includes(a.lower) && ['about', 'on', 'regarding'].includes(b?.lower ?? ''));
+}
+
+/** Verbs of knowing: "do you remember", "I forget", "can't recall". */
+const KNOWING = new Set(['know', 'remember', 'recall', 'recollect', 'forget']);
+
+/**
+ * A question put as not knowing, before what is not known (a wh-word, "if", or something of the
+ * speaker's): "I forget what my cat is called", "bet you don't remember where I grew up", "can't
+ * recall if I told you what I'm allergic to", "you remember what I do for work", "wonder if you
+ * know my job". Not the request "forget what I said" (no subject before it), nor "I know what I
+ * want" (only the listener's knowing is asked about; one's own only when it fails).
+ */
+function notKnowing(toks: readonly Token[]): boolean {
+  return toks.some((t, i) => {
+    const after = toks.slice(i + 1);
+    const before = toks.slice(Math.max(0, i - 3), i).map((x) => x.lower);
+    const unknown = after.some((x) => WH.has(x.lower) || ['if', 'whether', 'my'].includes(x.lower));
+    if (t.lemma === 'wonder') return unknown && (i === 0 || before.includes('i'));
+    if (!KNOWING.has(t.lemma) || !unknown) return false;
+    const listener = before.some((w) => SECOND_PERSON.has(w));
+    const denied = before.some((w) => ['not', "n't", 'never'].includes(w));
+    const forgetting = t.lemma === 'forget' && (before.includes('i') || listener);
+    return listener || forgetting || (denied && t.lemma !== 'know');
+  });
 }
 
 const ADDRESSING_OTHERS = new Set(['anyone', 'anybody', 'everyone', 'everybody', 'someone', 'somebody']);
@@ -211,6 +239,8 @@ function startsClause(all: readonly Token[], i: number): boolean {
   // starts a clause whatever follows it.
   if (all.slice(i, j).some((t) => CHANGING_SUBJECT.has(t.lower)) && first.pos !== 'PUNCT') return true;
   if (['my', 'our', 'your'].includes(first.lower) && all[j + 1]?.pos !== undefined) return true;
+  // A request to be told: "..., remind me what I do for a living".
+  if (['tell', 'remind'].includes(first.lower) && all[j + 1]?.lower === 'me') return true;
   // A turn to the others in the room: "grew up in manila, anyone else filipino here?".
   if (ADDRESSING_OTHERS.has(first.lower)) return true;
   // A question after a statement: "garth brooks is my guy, is that him playing?", "..., what do you think".
@@ -250,13 +280,22 @@ export function person(clause: Clause): 'first' | 'second' | 'other' {
   let said = false;
   for (const t of clause.tokens) {
     if (FIRST_PERSON.has(t.lower)) return 'first';
-    if (SECOND_PERSON.has(t.lower) && !qualifying) return 'second';
+    if (SECOND_PERSON.has(t.lower) && !qualifying && !askedToKnow(clause.tokens, t)) return 'second';
     said ||= t.pos === 'VERB' || t.pos === 'AUX';
     qualifying ||= said && QUALIFIERS.has(t.lower);
   }
   // An elided first-person subject: "grew up just outside Halifax", "been at Globex for years".
   if (elidedSubject(clause.tokens)) return 'first';
   return 'other';
+}
+
+/**
+ * Whether a "you" is only asked whether it knows ("do you know what I do", "bet you don't remember
+ * my job"): the clause is about what is to be known.
+ */
+function askedToKnow(toks: readonly Token[], you: Token): boolean {
+  const at = toks.indexOf(you);
+  return you.lower !== 'your' && toks.slice(at + 1, at + 4).some((t) => KNOWING.has(t.lemma));
 }
 
 /** Words that open what qualifies a statement: when, if, once ... */

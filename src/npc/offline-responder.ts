@@ -23,7 +23,7 @@
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
 import { OPEN_TOPIC, type ContextFact, type ContextWindow } from '../boundary/context.js';
-import { clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause } from '../language/index.js';
+import { clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause, type Token } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
@@ -262,15 +262,42 @@ function greeting(said: readonly Clause[], line: string): boolean {
 
 const ROOM_WORDS = new Set(['place', 'room', 'here', 'escape', 'exit', 'out', 'leave', 'door', 'doors', 'way', 'where', 'puzzle', 'puzzles', 'game', 'goal', 'task', 'next', 'stuck', 'win']);
 
-/** A question about where we are, the game or how to get out: "what is this place?", "how do we get out?". */
+/**
+ * A question about where we are, the game or how to get out: "what is this place?", "how do we
+ * get out?", "can I leave?". Read from what it asks, not from what qualifies it ("what do I do
+ * when I'm not stuck in here?", "if we win, who am I calling first?": the asker's life); and not
+ * a question whose words name a topic of a life ("what can't I eat here?").
+ */
 function aboutTheRoom(c: Clause): boolean {
-  const words = c.tokens.map((t) => t.lower);
+  const words = unqualified(c.tokens).map((t) => t.lower);
+  if (slotOf(c.tokens).slot !== 'open' && !words.some((w) => EXIT_WORDS.has(w))) return false;
   const we = words.some((w) => w === 'we' || w === 'us' || w === 'our');
   const mine = words.some((w) => w === 'my' || w === 'me' || w === 'mine');
-  const here = words.some((w, i) => ['place', 'room'].includes(w) && ['this', 'the'].includes(words[i - 1] ?? '')) || words.some((w) => ['escape', 'exit', 'puzzle', 'puzzles'].includes(w)) || (words.includes('here') && !mine);
-  const wayOut = words.some((w) => ['out', 'leave', 'win', 'stuck'].includes(w)) && !mine;
-  return here || (we && words.some((w) => ROOM_WORDS.has(w))) || wayOut;
+  const here = words.some((w, i) => ['place', 'room'].includes(w) && ['this', 'the'].includes(words[i - 1] ?? '')) || words.some((w) => EXIT_WORDS.has(w)) || (words.includes('here') && !mine);
+  // ("Out" of the room, not of a phrasal verb: "get out", "a way out", not "go out", "hang out".)
+  const out = words.some((w, i) => w === 'out' && words.slice(Math.max(0, i - 2), i).some((v) => OUT_OF.has(v)));
+  const wayOut = (out || words.some((w) => ['leave', 'win', 'stuck'].includes(w))) && !mine;
+  // "Where am I?", "where are we?": being somewhere, and nothing else asked.
+  const whereNow = words.filter((w) => /\w/.test(w)).join(' ').match(/^where (?:am i|are we)$/) !== null;
+  return here || (we && words.some((w) => ROOM_WORDS.has(w) && (w !== 'out' || out))) || wayOut || whereNow;
 }
+
+const EXIT_WORDS = new Set(['escape', 'exit', 'puzzle', 'puzzles', 'door', 'doors']);
+const OUT_OF = new Set(['get', 'getting', 'got', 'break', 'way', 'let', 'find', 'us', 'me']);
+
+/** A clause without what qualifies it: "what do I do [when I'm not stuck in here]", "[if we win,] who am I calling". */
+function unqualified(toks: readonly Token[]): Token[] {
+  const out: Token[] = [];
+  let qualifying = false;
+  for (const t of toks) {
+    if (QUALIFYING.has(t.lower)) qualifying = true;
+    else if (qualifying && t.text === ',') qualifying = false;
+    else if (!qualifying) out.push(t);
+  }
+  return out;
+}
+
+const QUALIFYING = new Set(['when', 'whenever', 'if', 'once', 'unless', 'until', 'till', 'while', 'before', 'after']);
 
 /** "Who are you?", "what's your name?", "what do you do here?", "tell me about yourself". */
 function askingWhoYouAre(c: Clause): boolean {

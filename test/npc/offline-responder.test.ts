@@ -185,4 +185,24 @@ describe('the offline responder', () => {
     const far = [{ ...facts[0]!, match: 0.1 }, facts[1]!];
     expect(respond(input('which city do I live in?', { participants: { p1: { anonymous: false, facts: far } }, retrieval })).text).toBe('You told me your flat is freezing.');
   });
+  it('answers a question about the asker\'s life from their facts even when what qualifies it speaks of the room ("what do I do when I\'m not stuck in here?"), and still describes the room when that is what is asked', () => {
+    const facts = [fact('speaker.hobby.pottery', 'pottery', 'You throw pots on a wheel in your garage.', { match: 0.5 })];
+    const participants = { p1: { anonymous: false, facts } };
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    for (const q of ["@Elias what do I do when I'm not stuck in here?", '@Elias if we win, what am I doing to celebrate?', '@Elias who do I hang out with on weekends?', '@Elias where do I go out on friday nights?']) {
+      expect(respond(input(q, { participants, retrieval })).text, q).toMatch(/^You told me|haven't told me/);
+    }
+    for (const q of ['@Elias where am I?', '@Elias how do I get out?', '@Elias can I leave?', '@Elias how do I open this door?', '@Elias what is this place?']) {
+      expect(respond(input(q, { participants, retrieval })).text, q).toMatch(/^We are in/);
+    }
+  });
+
+  it('takes a question put as not knowing ("bet you don\'t remember where I grew up", "I forget what my cat is called") or after the NPC\'s name for a question about the asker', () => {
+    const facts = [fact('speaker.origin', 'Cork', 'You grew up in Cork.', { match: 0.5 })];
+    const participants = { p1: { anonymous: false, facts } };
+    const retrieval = { embedder: 'use-lite-512', answerThreshold: 0.3 };
+    for (const q of ["@Elias bet you don't remember where I grew up", '@Elias I forget what my cat is called', '@Elias wonder if you remember my job', '@Elias do you know what I do', 'hey Elias where did I grow up', "@Elias while we're stuck in here, remind me where I grew up"]) {
+      expect(respond(input(q, { participants, retrieval })).text, q).toMatch(/^You told me you grew up in Cork|haven't told me/);
+    }
+  });
 });
