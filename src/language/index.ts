@@ -56,8 +56,20 @@ function expand(text: string): string {
     .replace(/\bim\b(?=\s+(?:a|an|so|really|very|from|in|at|not|allergic|afraid|scared|terrified|into|from)\b)/gi, 'I am');
 }
 
-/** Text without @mentions (an address, not content). */
-export const withoutMentions = (text: string) => text.replace(/(^|\s)@[\p{L}\p{N}_.-]+[,:]?/gu, '$1').replace(/\s{2,}/g, ' ').trim();
+/**
+ * Text without @mentions (an address, not content). The punctuation after one stays where it parts
+ * two clauses ("quit deloitte @Elias, spotify offered me more"), not where it only closed the
+ * address ("@Elias, I'm from Cork").
+ */
+export const withoutMentions = (text: string) =>
+  text
+    .replace(/(^|\s)@[\p{L}\p{N}_.-]+/gu, '$1')
+    .replace(/^[\s,:]+/, '')
+    .replace(/([.!?])\s*[,:]/g, '$1')
+    .replace(/\s+([,:])/g, '$1')
+    .replace(/([,:])[\s,:]*[,:]/g, '$1')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 
 export function tokens(text: string): Token[] {
   const written = expand(withoutMentions(text));

@@ -30,6 +30,8 @@ export interface PlannedFact {
   guessedTopic?: boolean;
   /** Of an update: what its line says came to an end, the fact it replaces by meaning (`Candidate.ends`). */
   ends?: string;
+  /** Of an update: it only says that something ended (`Candidate.endsOnly`). */
+  endsOnly?: boolean;
 }
 
 /** A speaker's request to forget: consolidation invalidates their matching social facts. */
@@ -157,7 +159,7 @@ function decide(c: Candidate, episode: EpisodeInput, ctx: PlanContext, known: Kn
   // 5. The tier.
   const kept = { key: c.key, value: c.value, summary: c.summary, source: 'player_statement' as const, confidence, importance, episodeIds: [c.episodeId], kind: c.kind };
   if (c.kind === 'world_fact') return { fact: { ...kept, tier: 'lore', retention: retentionFor(c.kind, 'lore') } };
-  if (!episode.anonymous) return { fact: { ...kept, tier: 'social', participantId: c.participantId, retention: retentionFor(c.kind, 'social'), op: c.op === 'update' ? 'update' : 'add', ...(c.op === 'update' && c.ends ? { ends: c.ends } : {}) } };
+  if (!episode.anonymous) return { fact: { ...kept, tier: 'social', participantId: c.participantId, retention: retentionFor(c.kind, 'social'), op: c.op === 'update' ? 'update' : 'add', ...(c.op === 'update' && c.ends ? { ends: c.ends } : {}), ...(c.op === 'update' && c.endsOnly ? { endsOnly: true } : {}) } };
   // An anonymous speaker will not come back under this id: no social fact, only a fragment, told
   // about the speaker in the third person: "they rebuilt their grandmother's 1958 Vespa".
   if (!FRAGMENT_KINDS.has(c.kind)) return { dropped: 'anonymous_identifying' };

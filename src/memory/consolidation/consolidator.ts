@@ -24,7 +24,7 @@ import type { Clock } from '../roles.js';
 import { plan, type PlannedFact, type PlannedForget } from './classify.js';
 import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
-import { contentLemmas, tokens } from '../../language/index.js';
+import { contentLemmas, render, tokens, type Token } from '../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, kinNamed, kinOf } from '../../language/topics.js';
 import { nounSenses } from '../../language/senses.js';
 import { answerThreshold } from '../context/scoring.js';
@@ -210,20 +210,50 @@ export class Consolidator {
       let previous = supersedes?.startsWith('pending:') ? writtenIds[Number(supersedes.slice(8))] : supersedes;
       // (Already replaced by an update earlier in this batch: nothing left to supersede.)
       if (previous && taken.has(previous)) previous = undefined;
-      // An update ("we've just moved, to Geneva", "not any more, I sold the car") replaces the
-      // nearest current fact of its slot even when the keys differ.
-      if (f.op === 'update' && f.tier === 'social' && f.participantId) {
+      let { summary, value } = f;
+      let vector = vectors[i]!;
+      if (f.tier === 'social' && f.participantId && (f.op === 'update' || (!previous && f.key.startsWith('speaker.')))) {
         const line = f.episodeIds.map((id) => lines.get(id) ?? '').join(' ');
         const sameLine = new Set(writtenIds.filter((_, j) => steps[j]!.fact.episodeIds.some((id) => f.episodeIds.includes(id))));
-        const [replaced, ...leftBehind] = previous ? [previous, ...(await this.saidOfSlot(tx, scope, f, new Set([...taken, previous])))] : await this.updated(tx, scope, f, line, vectors[i]!, new Set(taken), sameLine);
+        // An update ("we've just moved, to Geneva", "not any more, I sold the car") replaces the
+        // nearest current fact of its slot even when the keys differ. Any later line that names
+        // what an earlier fact named, and something new beside it, tells what became of it
+        // ("nibbles passed, we got a kitten called Mochi", "quit deloitte, spotify offered me
+        // more"): the earlier fact no longer holds as it was told.
+        const [replaced, ...leftBehind] =
+          f.op !== 'update' ? await this.namedAgain(tx, scope, f, line, taken, sameLine, { besidesNew: true })
+          // (What a lone ending ends is its slot's value or what it names, never a fact merely
+          // near it in meaning: "ordering paella, I'm starving" ends nothing.)
+          : f.endsOnly ? (previous ? [previous] : await this.namedAgain(tx, scope, f, line, taken, sameLine, { besidesNew: false }))
+          : previous ? [previous, ...(await this.saidOfSlot(tx, scope, f, new Set([...taken, previous])))]
+          : await this.updated(tx, scope, f, line, vector, new Set(taken), sameLine);
         previous = replaced;
+        // What it says of what it replaced is history, kept with the replaced fact: the fact says what is now.
+        const before = replaced ? await this.namedIn(tx, scope, f.participantId, [replaced, ...leftBehind]) : new Set<string>();
+        const now = replaced ? currentOf(summary, before) : summary;
+        // A clause that says only what ended ("I quit deloitte") ends what it names and is no fact
+        // of now; one that names what came instead is ("traded in the fiesta for a tesla").
+        if (f.endsOnly && replaced && allAmong(summary, before)) {
+          report.superseded += await store.invalidateFacts(tx, 'social', scope, [replaced, ...leftBehind]);
+          for (const id of [replaced, ...leftBehind]) taken.add(id);
+          writtenIds.push(''); // (nothing written: keeps the ids in step with `steps`)
+          continue;
+        }
         // The rest of what the line leaves behind ("gave up woodworking", said beside "doing archery now") no longer holds.
         if (leftBehind.length > 0) report.superseded += await store.invalidateFacts(tx, 'social', scope, leftBehind);
         for (const id of leftBehind) taken.add(id);
+        if (now !== summary) {
+          // (A value that was the summary's own words becomes the current part's.)
+          const body = (text: string) => stripEnd(text).replace(/^You\s+/, '');
+          if (value === stripEnd(summary)) value = stripEnd(now);
+          else if (value === body(summary)) value = body(now);
+          summary = now;
+          vector = (await this.service.embedder.embed([summary]))[0]!;
+        }
       }
       if (previous) taken.add(previous);
-      const { tier, participantId, key, value, summary, source, confidence, importance, retention, episodeIds } = f;
-      const written = await this.service.writeFactIn(tx, scope, { tier, participantId, key, value, summary, source, confidence, importance, retention, supersedes: previous, derivedFrom: episodeIds }, vectors[i]!);
+      const { tier, participantId, key, source, confidence, importance, retention, episodeIds } = f;
+      const written = await this.service.writeFactIn(tx, scope, { tier, participantId, key, value, summary, source, confidence, importance, retention, supersedes: previous, derivedFrom: episodeIds }, vector);
       writtenIds.push(written.id);
       if (previous) report.superseded++;
       report.written[f.tier]++;
@@ -293,6 +323,40 @@ export class Consolidator {
     const similar = (r: { distance: number | null }) => r.distance !== null && 1 - Number(r.distance) >= (open ? UPDATE_SIMILARITY_ANY_SLOT : UPDATE_SIMILARITY_SAME_SLOT);
     const nearest = rows.find((r) => similar(r));
     return nearest ? [nearest.id] : [];
+  }
+
+  /** What the facts named (their distinctive words), as told. */
+  private async namedIn(tx: Tx, scope: Scope, participantId: string, ids: readonly string[]): Promise<Set<string>> {
+    const rows = (await store.currentSocialFacts(tx, scope, participantId, '')).filter((r) => ids.includes(r.id));
+    const keys = await this.service.keysFor(tx, scope.tenantId, rows);
+    return new Set(rows.flatMap((r) => [...distinctive(this.summaryOf(keys, r) ?? '')]));
+  }
+
+  /**
+   * The speaker's current facts, from earlier lines, that name something the line names (a name,
+   * not a common noun), and with `besidesNew`, only when the fact names something they did not
+   * (what the line adds beside what it takes up again).
+   * Not where they come from: a line naming their home town ("left Glasgow in March") says
+   * where they went, and they still come from there.
+   */
+  private async namedAgain(tx: Tx, scope: Scope, fact: PlannedFact, line: string, skip: ReadonlySet<string>, sameLine: ReadonlySet<string>, { besidesNew }: { besidesNew: boolean }): Promise<string[]> {
+    const named = distinctive(`${line} ${fact.summary}`);
+    if (named.size === 0) return [];
+    const candidates = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.')).filter(
+      (r) => !skip.has(r.id) && !sameLine.has(r.id) && !r.derived_from.some((id) => fact.episodeIds.includes(id)) && !sameTopic(r.fact_key.split('.')[1] ?? '', 'origin'),
+    );
+    if (candidates.length === 0) return [];
+    const keys = await this.service.keysFor(tx, scope.tenantId, candidates);
+    const said = new Map(candidates.map((r) => [r.id, this.summaryOf(keys, r) ?? ''] as const));
+    // (What a name names, not a common noun: "nerd" in "paramedic by trade, puzzle nerd by night"
+    // and "my sister thinks I'm a nerd" is no one thing the two speak of.)
+    const names = await namesIn([line, fact.summary, ...said.values()]);
+    return candidates
+      .filter((r) => {
+        const before = distinctive(said.get(r.id)!);
+        return [...before].some((w) => named.has(w) && names.has(w)) && (!besidesNew || !allAmong(fact.summary, before));
+      })
+      .map((r) => r.id);
   }
 
   /**
@@ -426,14 +490,54 @@ export class Consolidator {
   }
 }
 
+/**
+ * A summary without its parts (as punctuation parts it) that name what it replaced ("Sad news,
+ * nibbles passed :( you got a kitten, her name's Mochi" -> "Sad news, you got a kitten, her name's
+ * Mochi"), when what is left still names something.
+ */
+export function currentOf(summary: string, replaced: ReadonlySet<string>): string {
+  // (Parts as punctuation marks them, finer than clauses: "nibbles passed :(" stands apart.)
+  const parts: Token[][] = [[]];
+  for (const t of tokens(summary)) {
+    if (t.pos === 'PUNCT' || t.pos === 'SYM') parts.push([]);
+    else parts.at(-1)!.push(t);
+  }
+  const said = parts.filter((p) => p.length > 0);
+  const kept = said.filter((p) => !p.some((t) => replaced.has(t.lemma) || replaced.has(t.lower)));
+  // (Unless what is left names nothing: "you swapped the violin for the ukulele, much more chill".)
+  if (kept.length === said.length || !kept.some((p) => distinctiveWords(render(p)).length > 0)) return summary;
+  const text = kept.map((p) => render(p)).join(', ');
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+const stripEnd = (s: string) => s.replace(/[\s.!?]+$/, '');
+
+/**
+ * The words of the texts that are names: written with a capital inside a sentence ("Nibbles",
+ * "St Mary's"), or unknown to WordNet as a noun ("deloitte", "crossfit"); as lemmas.
+ */
+async function namesIn(texts: readonly string[]): Promise<Set<string>> {
+  const all = texts.flatMap((t) => tokens(t).filter((x) => x.pos === 'NOUN' || x.pos === 'PROPN'));
+  const known = await nounSenses(all.map((x) => x.lemma.toLowerCase()));
+  const capital = new Set(texts.flatMap((t) => tokens(t).filter((x, i, xs) => i > 0 && /^\p{Lu}/u.test(x.text) && !/[.!?]/.test(xs[i - 1]!.text)).map((x) => x.lower)));
+  const name = (x: Token) => capital.has(x.lower) || !known.has(x.lemma.toLowerCase()) || known.get(x.lemma.toLowerCase())?.place !== undefined;
+  return new Set(all.filter(name).flatMap((x) => [x.lemma, x.lower]));
+}
+
 const SUMMARY_KEY = 'session.summary';
 /**
  * The words of a fact that tell it from others of its topic: its nouns and names, not the words
  * every fact of a topic shares (topic words, "thing", "time") nor the verbs around them.
  */
 function distinctive(text: string): Set<string> {
-  return new Set(tokens(text).filter((t) => (t.pos === 'NOUN' || t.pos === 'PROPN') && t.lemma.length > 2 && !TOPIC_WORDS.has(t.lemma) && !COMMON_NOUNS.has(t.lemma)).map((t) => t.lemma));
+  // (By lemma and as written: "Nibbles" the hamster is "nibbles" in lowercase, which reads as a plural.)
+  return new Set(distinctiveWords(text).flatMap((t) => [t.lemma, t.lower]));
 }
+const distinctiveWords = (text: string) => tokens(text).filter((t) => (t.pos === 'NOUN' || t.pos === 'PROPN') && t.lemma.length > 2 && !TOPIC_WORDS.has(t.lemma) && !COMMON_NOUNS.has(t.lemma));
+/** Whether each word of the text that tells it from others is among `words` (by lemma or as written); false for none. */
+const allAmong = (text: string, words: ReadonlySet<string>) => {
+  const told = distinctiveWords(text);
+  return told.length > 0 && told.every((t) => words.has(t.lemma) || words.has(t.lower));
+};
 const TOPIC_WORDS = new Set(SLOT_LEMMAS.flatMap(([, words]) => words));
 const COMMON_NOUNS = new Set(['thing', 'stuff', 'time', 'day', 'week', 'year', 'month', 'night', 'morning', 'life', 'lot', 'way', 'bit', 'fun', 'fact', 'game', 'room', 'people', 'friend']);
 /** How near (cosine) an update must be to the fact it replaces: in its own slot, and across slots. */

@@ -424,6 +424,38 @@ describe('open-domain extraction, end to end', () => {
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
   });
 
+  it('lets any later line that names what an earlier fact named, beside something new, replace it, and says only what is now ("nibbles passed :( we got a kitten, her name\'s Mochi")', async () => {
+    const P = 'part-named0001';
+    const now = await summariesAfter('od-named', P, ['i have a hamster called Nibbles, hes tiny and evil', 'my sister Vey lives in Graz'], "@Mara sad news, nibbles passed :( we got a kitten, her name's Mochi");
+    expect(now.filter((s: string) => /nibbles/i.test(s))).toEqual([]);
+    expect(now.some((s: string) => /kitten, her name's Mochi/.test(s))).toBe(true);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
+  });
+
+  it('lets a line that says only what ended ("I quit deloitte") end the fact it names without becoming a fact of now, and keeps one that ends nothing told', async () => {
+    const P = 'part-ended0003';
+    const now = await summariesAfter('od-ended3', P, ['i work at Deloitte, consulting, as boring as it sounds', 'my sister Vey lives in Graz'], '@Mara I quit deloitte');
+    expect(now.filter((s: string) => /deloitte/i.test(s))).toEqual([]);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
+    const Q = 'part-ended0004';
+    expect((await summariesAfter('od-ended4', Q, ['my sister Vey lives in Graz'], 'I sold my canarybike')).some((s: string) => /sold your canarybike/i.test(s))).toBe(true);
+  });
+
+  it('never lets a later line replace an earlier fact by a common noun the two share ("puzzle nerd by night", "my sister thinks I\'m a nerd")', async () => {
+    const P = 'part-named0003';
+    const now = await summariesAfter('od-named3', P, ['paramedic by trade, puzzle nerd by night'], 'my kid sister Zoe thinks im a nerd for playing this');
+    expect(now.some((s: string) => /paramedic/i.test(s))).toBe(true);
+    expect(now.some((s: string) => /Zoe/.test(s))).toBe(true);
+  });
+
+  it('never lets a later line naming the town a speaker comes from replace where they come from ("left glasgow in march, got a flat in Valencia")', async () => {
+    const P = 'part-named0002';
+    await summariesAfter('od-named2', P, ['im from Glasgow btw, born and raised'], 'quick update @Mara, left glasgow in march, got a flat in Valencia');
+    const facts = current(await factsOf(h, 'od-named2', [P], 'social'));
+    expect(facts.some((m: any) => m.fact.key === 'speaker.origin' && /Glasgow/.test(m.fact.summary))).toBe(true);
+    expect(facts.some((m: any) => /Valencia/.test(m.fact.summary))).toBe(true);
+  });
+
   it('lets an update replace the fact nearest in meaning to what its line says ended ("gave up the swimming" ends "I swim every morning"), and no other', async () => {
     const P = 'part-ended0002';
     const now = await summariesAfter('od-ended2', P, ['i swim every morning before work', 'my sister Vey lives in Graz', 'i play the cello in an orchestra'], "gave up the swimming, i'm into bouldering now");

@@ -225,9 +225,10 @@ describe('the open-domain extractor with what WordNet says the words are', () =>
     expect(facts.map((f) => [f.op, f.summary])).toEqual([['update', 'You are doing canaryboxing now and you love it.']]);
     const [car] = await extractor.extract([episode('the canarycar finally died rip, picked up a used Canarymobile yesterday')]);
     expect(car).toMatchObject({ op: 'update', summary: 'You picked up a used Canarymobile yesterday.' });
-    // Nothing after it: what ended is all the line says, kept as said, and nothing else is replaced.
+    // Nothing after it: what ended is all the line says. It ends only a fact that names what it
+    // names (consolidation: by a name, never by meaning alone), and is kept if it ends none.
     const [alone] = await extractor.extract([episode('my flat in Canaryville is freezing, the heating died')]);
-    expect(alone?.op).toBe('add');
+    expect(alone).toMatchObject({ op: 'update', endsOnly: true, summary: 'Your flat in Canaryville is freezing, the heating died.' });
   });
 
   it('keeps a personal clause with a word of the game in it as the speaker\'s, and a clause about the room as a clue', async () => {

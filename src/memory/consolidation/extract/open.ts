@@ -86,7 +86,11 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
   const replacing = replaced.some(Boolean);
   // (What ended is what an update of this line replaces: "gave up the swimming".)
   const endedText = said.filter((c, i) => ended[i]).map((c) => c.text).join('; ');
-  const withEnded = (c: Omit<Candidate, 'episodeId' | 'participantId'>) => (c.op === 'update' && endedText ? { ...c, ends: endedText } : c);
+  const withEnded = (c: Omit<Candidate, 'episodeId' | 'participantId'>, i: number): Omit<Candidate, 'episodeId' | 'participantId'> =>
+    // A clause that says only that something ended, in a line that tells of no change besides
+    // and with nothing after it replacing it ("I quit deloitte"), ends the fact it names; it is
+    // kept only if it ends none.
+    ended[i] && !replaced[i] && c.op !== 'update' ? { ...c, op: 'update', ends: said[i]!.text, endsOnly: true } : c.op === 'update' && endedText ? { ...c, ends: endedText } : c;
   const updating = UPDATE_PHRASES.test(episode.text) || replacing;
   // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
   let headline: { slot: Slot; renewed: boolean } | undefined;
@@ -125,12 +129,12 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
       if (world) push({ ...world, text: clause.text });
       else {
         const told = toldAbout(clause, senses, life, headline, replacing);
-        if (told) for (const f of placed(clause, told, senses)) push(withEnded(f));
+        if (told) for (const f of placed(clause, told, senses)) push(withEnded(f, i));
       }
       continue;
     }
     const fact = selfDisclosure(clause, senses, updating || !!headline?.renewed, headline?.slot);
-    if (fact) for (const f of placed(clause, fact, senses)) push(withEnded(f));
+    if (fact) for (const f of placed(clause, fact, senses)) push(withEnded(f, i));
   }
   return out;
 }

@@ -134,6 +134,12 @@ export interface Candidate {
    * now": "gave up the swimming"), which is what the update replaces. Never stored.
    */
   ends?: string;
+  /**
+   * Of an update: the clause says only that something ended ("I quit deloitte"), with nothing
+   * after it in its line that replaced it. It ends the fact that names what it names and is then
+   * no fact of now itself; it is kept when it ends none. Never stored.
+   */
+  endsOnly?: boolean;
 }
 
 export interface Extractor {
