@@ -311,7 +311,7 @@ function askedToKnow(toks: readonly Token[], you: Token): boolean {
 }
 
 /** Words that open what qualifies a statement: when, if, once ... */
-const QUALIFIERS = new Set(['when', 'whenever', 'if', 'once', 'unless', 'until', 'till']);
+export const QUALIFIERS: ReadonlySet<string> = new Set(['when', 'whenever', 'if', 'once', 'unless', 'until', 'till']);
 
 /** Spoken modals the tagger reads as nouns: "gotta ask", "gonna try", "wanna see". */
 const SEMI_MODALS = new Set(['gotta', 'gonna', 'wanna']);

@@ -23,7 +23,7 @@
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
 import { OPEN_TOPIC, type ContextFact, type ContextWindow } from '../boundary/context.js';
-import { clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause, type Token } from '../language/index.js';
+import { QUALIFIERS, clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause, type Token } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
@@ -297,7 +297,8 @@ function unqualified(toks: readonly Token[]): Token[] {
   return out;
 }
 
-const QUALIFYING = new Set(['when', 'whenever', 'if', 'once', 'unless', 'until', 'till', 'while', 'before', 'after']);
+/** What opens a qualifying part: the language module's qualifiers, and times set beside the question. */
+const QUALIFYING = new Set([...QUALIFIERS, 'while', 'before', 'after']);
 
 /** "Who are you?", "what's your name?", "what do you do here?", "tell me about yourself". */
 function askingWhoYouAre(c: Clause): boolean {
