@@ -221,6 +221,8 @@ function names(slot: Slot, lemmas: readonly string[], t: Token, toks: readonly T
   // A name is no word of a topic: "a lifelong Bears fan" was not born.
   if (groupName(t, toks.indexOf(t))) return false;
   if (slot === 'home' && t.lemma === 'live' && t.pos !== 'VERB') return false; // "saw them live"
+  // A likeness is no liking: "feels like forever", "stuff like that".
+  if (slot === 'likes' && t.lemma === 'like' && t.pos === 'ADP') return false;
   if (slot === 'home' && ['house', 'home', 'flat', 'apartment'].includes(t.lemma) && !toks.some((x, i) => ['live', 'move', 'base', 'rent', 'own', 'buy'].includes(x.lemma) || (x === t && ['my', 'our'].includes(toks[i - 1]?.lower ?? '')))) return false;
   // An animal naming another noun is not one: "chicken tikka", "fish tacos", "dog food".
   // (Not one possessed: "my dog biscuit" is a dog called Biscuit.)

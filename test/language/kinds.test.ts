@@ -64,6 +64,15 @@ describe('kinds of things', () => {
     expect(await slot("I'm a student at McGill")).toBe('occupation');
   });
 
+  it('reads a likeness ("feels like forever") as no liking, and liking something as one', async () => {
+    const slot = async (text: string) => {
+      const toks = tokens(text);
+      return slotOf(toks, await nounSenses(toks.map((t) => t.lemma.toLowerCase()))).slot;
+    };
+    expect(await slot("been with Yusuf since uni, feels like forever")).not.toBe('likes');
+    expect(await slot('I like tacos')).toBe('likes');
+  });
+
   it('knows someone of the family from WordNet, partner or relative, whatever else the clause names', async () => {
     const senses = await nounSenses(['hubby', 'grandson', 'roommate']);
     expect([senses.get('hubby')?.kin, senses.get('grandson')?.kin, senses.get('roommate')?.kin]).toEqual(['partner', 'relative', undefined]);

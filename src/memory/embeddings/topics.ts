@@ -60,18 +60,21 @@ export const MEANING_ALONE = 0.5;
  * confident reading of another topic wins; else the words; else the reading, whatever its share.
  */
 export function chooseTopic(named: Topic | undefined, read: TopicReading | undefined, same: (a: string, b: string) => boolean): { topic: Topic | 'other'; from: 'words' | 'meaning' } | undefined {
-  const toldApartByWords = named && read && PLACES.has(named) && PLACES.has(read.topic);
+  const toldApartByWords = named && read && ALIKE.some((topics) => topics.has(named) && topics.has(read.topic));
   if (read && read.topic !== 'other' && read.confidence >= CONFIDENT && !(named && same(named, read.topic)) && !toldApartByWords) return { topic: read.topic, from: 'meaning' };
   if (named) return { topic: named, from: 'words' };
   return read ? { topic: read.topic, from: 'meaning' } : undefined;
 }
 
 /**
- * Topics of a place, which the sentence encoder cannot tell apart: "I live in Oslo", "I grew up in
- * Oslo" and "I'm flying to Oslo" differ by a verb and a tense, not by what they are about, and sit
- * side by side in its space. Between them the words decide.
+ * Topics the sentence encoder cannot tell apart, which sit side by side in its space: those of a
+ * place ("I live in Oslo", "I grew up in Oslo" and "I'm flying to Oslo" differ by a verb and a
+ * tense, not by what they are about); a liking and a dislike ("which dish do I never get tired
+ * of?" is read as a dislike: the encoder hears the food, not the polarity); and what the speaker
+ * keeps away from, by taste, fear or allergy ("what gives me a reaction?" is read as a fear).
+ * Between them the words decide.
  */
-const PLACES: ReadonlySet<string> = new Set<Topic>(['home', 'origin', 'trip']);
+const ALIKE: readonly ReadonlySet<string>[] = [new Set<Topic>(['home', 'origin', 'trip']), new Set<Topic>(['likes', 'dislikes']), new Set<Topic>(['dislikes', 'fear', 'allergy'])];
 
 export interface TopicExample {
   topic: Topic | 'other';
