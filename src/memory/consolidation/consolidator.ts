@@ -25,7 +25,7 @@ import { plan, type PlannedFact, type PlannedForget } from './classify.js';
 import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
 import { contentLemmas, render, tokens, type Token } from '../../language/index.js';
-import { SLOT_LEMMAS, fillsSlot, kinNamed, kinOf } from '../../language/topics.js';
+import { SLOT_LEMMAS, fillsSlot, kinNamed, kinOf, slotOf } from '../../language/topics.js';
 import { nounSenses } from '../../language/senses.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
@@ -282,8 +282,19 @@ export class Consolidator {
    */
   private async saidOfSlot(tx: Tx, scope: Scope, fact: PlannedFact, skip: ReadonlySet<string>): Promise<string[]> {
     if (!SINGLE_KEYS.has(fact.key) || !fact.participantId) return [];
-    const rows = await store.currentSocialFacts(tx, scope, fact.participantId, `${fact.key}.`);
-    return rows.filter((r) => !skip.has(r.id)).map((r) => r.id);
+    const rows = (await store.currentSocialFacts(tx, scope, fact.participantId, `${fact.key}.`)).filter((r) => !skip.has(r.id));
+    if (rows.length === 0) return [];
+    // Only what is surely about the slot, by its words or a confident reading of its meaning: a
+    // fact filed there on a weak reading ("You keep bees on a rooftop in Lyon", read as a home)
+    // may be about something else that the slot's new value leaves as it was.
+    const topic = fact.key.split('.')[1]!;
+    const keys = await this.service.keysFor(tx, scope.tenantId, rows);
+    const opener = this.service.opener(scope.tenantId, keys);
+    const said = rows.map((r) => opener.fact('social', { ...r, game_id: null })?.summary ?? '');
+    const words = said.map((text) => tokens(text));
+    const senses = await nounSenses(words.flat().filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
+    const readings = this.service.topics.enabled ? await this.service.topics.classify(await this.service.embedder.embed(said), 'statement') : [];
+    return rows.filter((_, i) => slotOf(words[i]!, senses).slot === topic || (readings[i]?.topic === topic && readings[i]!.confidence >= CONFIDENT)).map((r) => r.id);
   }
 
   /**

@@ -70,11 +70,11 @@ export function chooseTopic(named: Topic | undefined, read: TopicReading | undef
  * Topics the sentence encoder cannot tell apart, which sit side by side in its space: those of a
  * place ("I live in Oslo", "I grew up in Oslo" and "I'm flying to Oslo" differ by a verb and a
  * tense, not by what they are about); a liking and a dislike ("which dish do I never get tired
- * of?" is read as a dislike: the encoder hears the food, not the polarity); and what the speaker
- * keeps away from, by taste, fear or allergy ("what gives me a reaction?" is read as a fear).
- * Between them the words decide.
+ * of?" is read as a dislike: the encoder hears the food, not the polarity); a fear and an allergy
+ * ("what gives me a reaction?" is read as a fear). Between them the words decide. (Not a dislike
+ * and a fear: "I hate spiders" is a fear, whatever word says it.)
  */
-const ALIKE: readonly ReadonlySet<string>[] = [new Set<Topic>(['home', 'origin', 'trip']), new Set<Topic>(['likes', 'dislikes']), new Set<Topic>(['dislikes', 'fear', 'allergy'])];
+const ALIKE: readonly ReadonlySet<string>[] = [new Set<Topic>(['home', 'origin', 'trip']), new Set<Topic>(['likes', 'dislikes']), new Set<Topic>(['fear', 'allergy'])];
 
 export interface TopicExample {
   topic: Topic | 'other';
