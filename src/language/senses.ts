@@ -139,9 +139,10 @@ export function withPlaceNames(text: string, senses: ReadonlyMap<string, Sense>)
 
 /**
  * Synsets (by a lemma of theirs) of putting an end to something one had or did: to discontinue
- * ("quit", "stop"), give up, abandon, get rid of, sell, call off, die ("the civic finally died").
+ * ("quit", "stop"), give up, abandon, get rid of, sell, call off, die ("the civic finally died"),
+ * break up (a relation: "split up", "divorced").
  */
-const ENDINGS = new Set(['discontinue', 'give_up', 'abandon', 'get_rid_of', 'forsake', 'call_off', 'drop_out', 'die', 'sell']);
+const ENDINGS = new Set(['discontinue', 'give_up', 'abandon', 'get_rid_of', 'forsake', 'call_off', 'drop_out', 'die', 'sell', 'break_up']);
 const ENDING_SENSES = 2;
 /**
  * In the past tense a verb tells what the speaker did, and a sense of ending further down its list

@@ -84,10 +84,10 @@ describe('kinds of things', () => {
     expect(await slot('my roommate took me fishing last weekend')).toBe('hobby');
   });
 
-  it('knows from WordNet a verb that puts an end to something (quit, give up, sell, call off, die) and one that does not', async () => {
-    const verbs = ['quit', 'give_up', 'sell', 'cancel', 'die', 'ditch', 'love', 'pick', 'move', 'start', 'leave'];
+  it('knows from WordNet a verb that puts an end to something (quit, give up, sell, call off, die, split up) and one that does not', async () => {
+    const verbs = ['quit', 'give_up', 'sell', 'cancel', 'die', 'ditch', 'split_up', 'break_up', 'divorce', 'love', 'pick', 'move', 'start', 'leave', 'split', 'separate'];
     const ending = await Promise.all(verbs.map((v) => ends(v)));
-    expect(Object.fromEntries(verbs.map((v, i) => [v, ending[i]]))).toEqual({ quit: true, give_up: true, sell: true, cancel: true, die: true, ditch: true, love: false, pick: false, move: false, start: false, leave: false });
+    expect(Object.fromEntries(verbs.map((v, i) => [v, ending[i]]))).toEqual({ quit: true, give_up: true, sell: true, cancel: true, die: true, ditch: true, split_up: true, break_up: true, divorce: true, love: false, pick: false, move: false, start: false, leave: false, split: false, separate: false });
   });
 
   it('reads a question about what the speaker must not eat as one about health, and one about what they do not like as a taste', () => {

@@ -407,6 +407,14 @@ describe('open-domain extraction, end to end', () => {
     expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
   });
 
+  it('reads a relationship broken up as an ending: "canaryjo and i split up, seeing someone called Orrin now" leaves only Orrin as the partner', async () => {
+    const P = 'part-split0001';
+    const now = await summariesAfter('od-split', P, ['me and my boyfriend Canaryjo have been together three years', 'my sister Vey lives in Graz'], 'canaryjo and i split up, seeing someone called Orrin now');
+    expect(now.filter((s: string) => /canaryjo/i.test(s))).toEqual([]);
+    expect(now.some((s: string) => /Orrin/.test(s))).toBe(true);
+    expect(now.some((s: string) => /Vey/.test(s))).toBe(true);
+  });
+
   it('reads a verb in the past tense as an ending by a less frequent sense of it ("dropped italian, doing Greek lessons now")', async () => {
     const P = 'part-kick00001';
     const now = await summariesAfter('od-kick', P, ["i've been learning Italian for a year", 'my sister Vey lives in Graz'], 'dropped italian, doing Greek lessons now');
