@@ -26,11 +26,11 @@ import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
 import { contentLemmas, render, tokens, type Token } from '../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, kinNamed, kinOf, slotOf } from '../../language/topics.js';
-import { nounSenses } from '../../language/senses.js';
+import { nounSenses, type Sense } from '../../language/senses.js';
 import { answerThreshold } from '../context/scoring.js';
 import { toVectorLiteral } from '../embeddings/types.js';
 import { SINGLE_VALUED, SLOTS, slug, type Candidate, type EpisodeInput, type Extractor } from './extract/types.js';
-import { CONFIDENT, chooseTopic, type Topic } from '../embeddings/topics.js';
+import { CONFIDENT, chooseTopic, type Topic, type TopicReading } from '../embeddings/topics.js';
 import { sameTopic } from '../../language/topics.js';
 
 /** The slots a topic can be read into from meaning (a name only from its words). */
@@ -165,10 +165,10 @@ export class Consolidator {
     const topicOfKey = (key: string) => key.split('.')[1] ?? '';
     const readable = facts.filter((f) => f.tier === 'social' && (topicOfKey(f.key) === topicOfKey(SLOTS.open) || (offline && TOPICS.has(topicOfKey(f.key)))));
     if (readable.length === 0 || !this.service.topics.enabled) return [...facts];
-    const readings = await this.service.topics.classify(await this.service.embedder.embed(readable.map((f) => f.summary)), 'statement');
-    const readingOf = new Map(readable.map((f, i) => [f, readings[i]]));
-    const words = new Map(readable.map((f) => [f, tokens(f.summary)]));
-    const senses = await nounSenses([...words.values()].flat().filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
+    const read = await this.readTopics(readable.map((f) => f.summary));
+    const readingOf = new Map(readable.map((f, i) => [f, read.readings[i]]));
+    const words = new Map(readable.map((f, i) => [f, read.words[i]!]));
+    const { senses } = read;
     return facts.map((f) => {
       if (!readingOf.has(f)) return f;
       const named = TOPICS.has(topicOfKey(f.key)) ? (topicOfKey(f.key) as Topic) : undefined;
@@ -288,13 +288,17 @@ export class Consolidator {
     // fact filed there on a weak reading ("You keep bees on a rooftop in Lyon", read as a home)
     // may be about something else that the slot's new value leaves as it was.
     const topic = fact.key.split('.')[1]!;
-    const keys = await this.service.keysFor(tx, scope.tenantId, rows);
-    const opener = this.service.opener(scope.tenantId, keys);
-    const said = rows.map((r) => opener.fact('social', { ...r, game_id: null })?.summary ?? '');
-    const words = said.map((text) => tokens(text));
-    const senses = await nounSenses(words.flat().filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
-    const readings = this.service.topics.enabled ? await this.service.topics.classify(await this.service.embedder.embed(said), 'statement') : [];
+    const opener = this.service.opener(scope.tenantId, await this.service.keysFor(tx, scope.tenantId, rows));
+    const { words, senses, readings } = await this.readTopics(rows.map((r) => opener.fact('social', { ...r, game_id: null })?.summary ?? ''));
     return rows.filter((_, i) => slotOf(words[i]!, senses).slot === topic || (readings[i]?.topic === topic && readings[i]!.confidence >= CONFIDENT)).map((r) => r.id);
+  }
+
+  /** What texts say of their topic: their words, the WordNet senses of their nouns, and the reading of their meaning (none while topics are off). */
+  private async readTopics(texts: readonly string[]): Promise<{ words: Token[][]; senses: Map<string, Sense>; readings: (TopicReading | undefined)[] }> {
+    const words = texts.map((text) => tokens(text));
+    const senses = await nounSenses(words.flat().filter((t) => t.pos === 'NOUN' || t.pos === 'PROPN').map((t) => t.lemma.toLowerCase()));
+    const readings = this.service.topics.enabled ? await this.service.topics.classify(await this.service.embedder.embed(texts), 'statement') : texts.map(() => undefined);
+    return { words, senses, readings };
   }
 
   /**
