@@ -6,8 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SentenceEncoderEmbedder, shutdownSentenceEncoder } from '../../src/memory/embeddings/sentence-encoder.js';
 import { LocalHashEmbedder } from '../../src/memory/embeddings/local.js';
-import { TRAINING, topicProbabilities, trainTopicWeights, unit } from '../../src/memory/embeddings/topic-model.js';
-import { CONFIDENT, MEANING_ALONE, TOPIC_MODEL_FILE, TOPIC_VECTORS_FILE, TopicClassifier, chooseTopic, cosine, topicExamples, type TopicModelFile, type TopicVectorsFile } from '../../src/memory/embeddings/topics.js';
+import { CONFIDENT, TOPIC_VECTORS_FILE, TopicClassifier, chooseTopic, cosine, topicExamples, type TopicVectorsFile } from '../../src/memory/embeddings/topics.js';
 import { sameTopic } from '../../src/language/topics.js';
 
 const embedder = new SentenceEncoderEmbedder();
@@ -41,29 +40,6 @@ describe('topics read from meaning', () => {
     sample.forEach((i, n) => expect(cosine(fresh[n]!, shipped.slice(i * 512, (i + 1) * 512))).toBeGreaterThan(0.999));
   });
 
-  it('ships the topic model trained on the examples as they are now', () => {
-    const file = JSON.parse(readFileSync(TOPIC_MODEL_FILE, 'utf8')) as TopicModelFile;
-    expect({ embedder: file.embedder, examplesSha256: file.examplesSha256, dimensions: file.dimensions, training: file.training }).toEqual({
-      embedder: embedder.id,
-      examplesSha256: sha256,
-      dimensions: 512,
-      training: TRAINING,
-    });
-    expect(file.topics).toEqual([...new Set(examples.map((e) => e.topic))].sort());
-  });
-
-  it('learns a weight per topic that tells apart what its examples share', () => {
-    // Two topics along two axes, with noise on a third: each new point goes to its axis' topic.
-    const point = (a: number, b: number, noise: number) => unit(Float32Array.from([a, b, noise]));
-    const vectors = [point(1, 0.1, 0.3), point(0.9, 0.2, -0.3), point(1, 0, 0), point(0.1, 1, 0.3), point(0.2, 0.9, -0.3), point(0, 1, 0)];
-    const model = trainTopicWeights(vectors, ['pet', 'pet', 'pet', 'trip', 'trip', 'trip']);
-    expect(model.topics).toEqual(['pet', 'trip']);
-    const [pet, trip] = [topicProbabilities(model, point(0.8, 0.3, 0.5)), topicProbabilities(model, point(0.3, 0.8, -0.5))];
-    expect(pet[0]).toBeGreaterThan(0.8);
-    expect(trip[1]).toBeGreaterThan(0.8);
-    expect(pet[0]! + pet[1]!).toBeCloseTo(1, 6);
-  });
-
   it('has statements and questions for every slot it can read and for what no slot holds', () => {
     const slots = ['occupation', 'home', 'origin', 'pet', 'family', 'health', 'allergy', 'likes', 'dislikes', 'fear', 'trip', 'hobby', 'other'];
     for (const topic of slots) {
@@ -89,11 +65,8 @@ describe('topics read from meaning', () => {
 
   it('reads what a question asks about, and says when it is about something no slot holds', async () => {
     expect(
-      (await topics(['what do I do to pay the bills?', 'who wags its tail when I get home?', 'what am I jumpy about?', 'where am I jetting off to?', 'what size shoes do I wear?'], 'question')).map((r) => r?.topic),
+      (await topics(['what do I do to pay the bills?', "what's waiting for me at home with four legs?", 'what am I jumpy about?', 'where am I jetting off to?', 'what size shoes do I wear?'], 'question')).map((r) => r?.topic),
     ).toEqual(['occupation', 'pet', 'fear', 'trip', 'other']);
-    // One it misreads, it reads unsurely: below the share at which meaning alone names the topic.
-    const [misread] = await topics(["what's waiting for me at home with four legs?"], 'question');
-    expect(misread!.confidence).toBeLessThan(MEANING_ALONE);
   });
 
   it('lets a confident reading of meaning override the topic the words named, and the words decide otherwise', () => {

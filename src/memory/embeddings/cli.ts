@@ -13,8 +13,7 @@ import { configuredEmbedding } from './configured.js';
 import { reembed, type ReembedProgress } from './reembed.js';
 import { writeFileSync } from 'node:fs';
 import { SentenceEncoderEmbedder, shutdownSentenceEncoder } from './sentence-encoder.js';
-import { trainTopicWeights, unit } from './topic-model.js';
-import { encodeTopicModel, encodeTopicVectors, topicExamples, TOPIC_MODEL_FILE, TOPIC_VECTORS_FILE } from './topics.js';
+import { encodeTopicVectors, topicExamples, TOPIC_VECTORS_FILE } from './topics.js';
 
 type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
 
@@ -60,9 +59,8 @@ export function registerReembedCommand(program: Command, withDatabase: WithDatab
 
 /**
  * `npm run memory -- topic-vectors`: embeds the topic examples (topic-examples.json) with the
- * sentence encoder and writes their vectors beside them, with the topic model trained on them
- * (topic-model.json), so that reading topics from meaning costs no model call and no training at
- * start. Run it after editing the examples (a test fails while they disagree).
+ * sentence encoder and writes their vectors beside them, so that reading topics from meaning costs
+ * no model call at start. Run it after editing the examples (a test fails while they disagree).
  */
 export function registerTopicVectorsCommand(program: Command): void {
   program
@@ -74,9 +72,6 @@ export function registerTopicVectorsCommand(program: Command): void {
       const vectors = await embedder.embed(examples.map((e) => e.text));
       writeFileSync(TOPIC_VECTORS_FILE, JSON.stringify(encodeTopicVectors(embedder.id, sha256, vectors)) + '\n');
       console.log(`topic-vectors: ${vectors.length} examples embedded by ${embedder.id}`);
-      const weights = trainTopicWeights(vectors.map(unit), examples.map((e) => e.topic));
-      writeFileSync(TOPIC_MODEL_FILE, JSON.stringify(encodeTopicModel(embedder.id, sha256, weights)) + '\n');
-      console.log(`topic-vectors: a weight per topic (${weights.topics.length}) trained on them`);
       await shutdownSentenceEncoder();
     });
 }

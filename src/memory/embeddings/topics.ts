@@ -16,7 +16,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Slot } from '../../language/topics.js';
-import { TRAINING, topicProbabilities, unit, type TopicWeights } from './topic-model.js';
 import type { Embedder } from './types.js';
 
 /** A name is said in so many ways that only its words tell it ("call me Ada"): not a topic here. */
@@ -125,7 +124,7 @@ export function encodeTopicVectors(embedderId: string, sha256: string, vectors: 
 }
 
 export class TopicClassifier {
-  private examples?: Promise<{ pools: Record<SentenceKind, Labelled[]>; weights: TopicWeights | undefined }>;
+  private examples?: Promise<Record<SentenceKind, Labelled[]>>;
   private readonly floor: number | undefined;
 
   constructor(private readonly embedder: Embedder) {
@@ -138,99 +137,43 @@ export class TopicClassifier {
   }
 
   /**
-   * The topic of each vector (from this classifier's embedder) of a statement or a question
-   * (`other`: about something no slot holds), with how sure the reading is; undefined when no
-   * example of that kind is near enough for the sentence to be about a life at all.
-   *
-   * A question's topic is the most probable under the linear model trained on all the examples
-   * (`topic-model.ts`), with its probability: it learns what a topic's examples share, where
-   * the few nearest follow their wording, and reads more of the questions (80% of the examples'
-   * questions, each fifth read by a model of the other four, against 74%). A statement's topic is
-   * the one its nearest example statements vote for, weighted by their similarity, with the
-   * share of the vote it won: a statement is filed once and kept, and on the evaluation's dev
-   * split the vote files facts where questions find them better than the model does (docs/eval,
-   * "A linear reader of topics"). Without shipped weights for this embedder, questions are voted
-   * on too.
+   * The topic of each vector (from this classifier's embedder) of a statement or a question:
+   * the topic its nearest examples of that kind vote for, weighted by their similarity (`other`:
+   * about something no slot holds), with the share of the vote it won; undefined when no example
+   * is near enough.
    */
   async classify(vectors: readonly Float32Array[], kind: SentenceKind): Promise<(TopicReading | undefined)[]> {
     const floor = this.floor;
     if (floor === undefined || vectors.length === 0) return vectors.map(() => undefined);
-    const { pools, weights } = await this.load();
+    const pool = (await this.load())[kind];
     return vectors.map((v) => {
-      const x = unit(v);
-      const nearest = nearestOf(x, pools[kind]);
+      const nearest = nearestOf(v, pool);
       if (!nearest[0] || nearest[0].similarity < floor) return undefined;
-      return kind === 'question' && weights ? mostProbable(weights, x) : voteOf(nearest);
+      const votes = new Map<Topic | 'other', number>();
+      for (const n of nearest) votes.set(n.topic, (votes.get(n.topic) ?? 0) + n.similarity);
+      const total = [...votes.values()].reduce((a, b) => a + b, 0);
+      const [topic, weight] = [...votes].sort((a, b) => b[1] - a[1])[0]!;
+      return { topic, confidence: weight / total };
     });
   }
 
-  /** The examples of each kind, their vectors scaled to unit length (a dot product is their cosine), and the shipped weights. */
+  /** The examples of each kind, their vectors scaled to unit length (a dot product is their cosine). */
   private load() {
     this.examples ??= (async () => {
       const { examples, sha256 } = topicExamples();
       const vectors = shippedVectors(this.embedder.id, sha256, examples.length) ?? (await this.embedder.embed(examples.map((e) => e.text)));
       const of = (kind: SentenceKind) => examples.flatMap((example, i) => (example.kind === kind ? [{ topic: example.topic, vector: unit(vectors[i]!) }] : []));
-      return { pools: { statement: of('statement'), question: of('question') }, weights: shippedWeights(this.embedder.id, sha256) };
+      return { statement: of('statement'), question: of('question') };
     })();
     return this.examples;
   }
 }
 
-/** The topic the nearest examples vote for, weighted by their similarity, and its share of the vote. */
-function voteOf(nearest: readonly { topic: Topic | 'other'; similarity: number }[]): TopicReading {
-  const votes = new Map<Topic | 'other', number>();
-  for (const n of nearest) votes.set(n.topic, (votes.get(n.topic) ?? 0) + n.similarity);
-  const total = [...votes.values()].reduce((a, b) => a + b, 0);
-  const [topic, weight] = [...votes].sort((a, b) => b[1] - a[1])[0]!;
-  return { topic, confidence: weight / total };
-}
-
-/** The model's most probable topic for a unit vector, and its probability. */
-function mostProbable(weights: TopicWeights, x: Float32Array): TopicReading {
-  const p = topicProbabilities(weights, x);
-  let top = 0;
-  for (let t = 1; t < p.length; t++) if (p[t]! > p[top]!) top = t;
-  return { topic: weights.topics[top] as Topic | 'other', confidence: p[top]! };
-}
-
-export interface TopicModelFile {
-  embedder: string;
-  examplesSha256: string;
-  topics: string[];
-  dimensions: number;
-  training: typeof TRAINING;
-  /** Float32, little-endian, topic after topic: its weights, then its bias; base64. */
-  data: string;
-}
-
-export const TOPIC_MODEL_FILE = new URL('./topic-model.json', import.meta.url);
-
-export function encodeTopicModel(embedderId: string, sha256: string, weights: TopicWeights): TopicModelFile {
-  const width = weights.rows[0]?.length ?? 0;
-  const all = new Float32Array(weights.rows.length * width);
-  weights.rows.forEach((r, i) => all.set(r, i * width));
-  return { embedder: embedderId, examplesSha256: sha256, topics: weights.topics, dimensions: width - 1, training: TRAINING, data: Buffer.from(all.buffer).toString('base64') };
-}
-
-/** The shipped weights, when trained as training is now on these examples' vectors from this embedder. */
-function shippedWeights(embedderId: string, sha256: string): TopicWeights | undefined {
-  let file: TopicModelFile;
-  try {
-    file = JSON.parse(readFileSync(TOPIC_MODEL_FILE, 'utf8')) as TopicModelFile;
-  } catch {
-    return undefined;
-  }
-  if (file.embedder !== embedderId || file.examplesSha256 !== sha256 || JSON.stringify(file.training) !== JSON.stringify(TRAINING)) return undefined;
-  const bytes = Buffer.from(file.data, 'base64');
-  const all = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-  const width = file.dimensions + 1;
-  return { topics: file.topics, rows: file.topics.map((_, i) => all.slice(i * width, (i + 1) * width)) };
-}
-
 type Labelled = { topic: Topic | 'other'; vector: Float32Array };
 
-/** The NEIGHBOURS examples nearest to the unit vector `q`, nearest first (one pass, no sort of the whole pool). */
-function nearestOf(q: Float32Array, pool: readonly Labelled[]): { topic: Topic | 'other'; similarity: number }[] {
+/** The NEIGHBOURS examples nearest to `v`, nearest first (one pass, no sort of the whole pool). */
+function nearestOf(v: Float32Array, pool: readonly Labelled[]): { topic: Topic | 'other'; similarity: number }[] {
+  const q = unit(v);
   const best: { topic: Topic | 'other'; similarity: number }[] = [];
   for (const e of pool) {
     let dot = 0;
@@ -242,6 +185,13 @@ function nearestOf(q: Float32Array, pool: readonly Labelled[]): { topic: Topic |
     if (best.length > NEIGHBOURS) best.pop();
   }
   return best;
+}
+
+function unit(v: Float32Array): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
+  norm = Math.sqrt(norm);
+  return norm === 0 ? v : v.map((x) => x / norm);
 }
 
 export function cosine(a: Float32Array, b: Float32Array): number {
