@@ -313,6 +313,25 @@ function askedToKnow(toks: readonly Token[], you: Token): boolean {
 /** Words that open what qualifies a statement: when, if, once ... */
 export const QUALIFIERS: ReadonlySet<string> = new Set(['when', 'whenever', 'if', 'once', 'unless', 'until', 'till']);
 
+/** What opens a part that qualifies a clause: its qualifiers, and times and causes set beside it. */
+const QUALIFYING: ReadonlySet<string> = new Set([...QUALIFIERS, 'while', 'before', 'after', 'since', 'because']);
+
+/**
+ * A clause without what qualifies it, where what it is about is said: "what do I do [when I'm not
+ * stuck in here]", "[if we win,] who am I calling", "I've been fencing [since I was a kid]". A
+ * qualifying part runs to the next comma or the end.
+ */
+export function unqualified(toks: readonly Token[]): Token[] {
+  const out: Token[] = [];
+  let qualifying = false;
+  for (const t of toks) {
+    if (QUALIFYING.has(t.lower)) qualifying = true;
+    else if (qualifying && t.text === ',') qualifying = false;
+    else if (!qualifying) out.push(t);
+  }
+  return out;
+}
+
 /** Spoken modals the tagger reads as nouns: "gotta ask", "gonna try", "wanna see". */
 const SEMI_MODALS = new Set(['gotta', 'gonna', 'wanna']);
 const MODALS = new Set(['can', 'ca', 'could', 'would', 'will', 'wo', 'should', 'might', 'must']);

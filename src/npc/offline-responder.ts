@@ -23,7 +23,7 @@
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
 import { OPEN_TOPIC, type ContextFact, type ContextWindow } from '../boundary/context.js';
-import { QUALIFIERS, clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause, type Token } from '../language/index.js';
+import { clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause, unqualified } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
@@ -284,21 +284,6 @@ function aboutTheRoom(c: Clause): boolean {
 
 const EXIT_WORDS = new Set(['escape', 'exit', 'puzzle', 'puzzles', 'door', 'doors']);
 const OUT_OF = new Set(['get', 'getting', 'got', 'break', 'way', 'let', 'find', 'us', 'me']);
-
-/** A clause without what qualifies it: "what do I do [when I'm not stuck in here]", "[if we win,] who am I calling". */
-function unqualified(toks: readonly Token[]): Token[] {
-  const out: Token[] = [];
-  let qualifying = false;
-  for (const t of toks) {
-    if (QUALIFYING.has(t.lower)) qualifying = true;
-    else if (qualifying && t.text === ',') qualifying = false;
-    else if (!qualifying) out.push(t);
-  }
-  return out;
-}
-
-/** What opens a qualifying part: the language module's qualifiers, and times set beside the question. */
-const QUALIFYING = new Set([...QUALIFIERS, 'while', 'before', 'after']);
 
 /** "Who are you?", "what's your name?", "what do you do here?", "tell me about yourself". */
 function askingWhoYouAre(c: Clause): boolean {

@@ -190,6 +190,14 @@ describe('the open-domain extractor with what WordNet says the words are', () =>
     expect((await keys('got a little ferret, cutest thing ever'))[0]).toBe('speaker.pet.ferret');
   });
 
+  it('reads a topic from what a clause says, not from what qualifies it ("since I was a kid" names no family)', async () => {
+    expect((await keys("I've been canaryfencing since I was a kid"))[0]).toMatch(/^speaker\.fact\./);
+    expect((await keys('been birdwatching since i was a boy'))[0]).toMatch(/^speaker\.fact\./);
+    // What the clause itself says still names its topic, with a qualifier after it or before it.
+    expect((await keys('my sister canarya moved in with us when the lease ran out'))[0]).toMatch(/^speaker\.family\./);
+    expect((await keys('when the lease ran out, my sister canarya moved in with us'))[0]).toMatch(/^speaker\.family\./);
+  });
+
   it('reads something edible the speaker keeps from, or their body answers, as health, not a liking', async () => {
     expect((await keys("can't go near quinces"))[0]).toMatch(/^speaker\.allergy\./);
     expect((await keys('lentils make my throat close up'))[0]).toMatch(/^speaker\.allergy\./);

@@ -17,7 +17,7 @@
  * "actually", "just moved", "not any more") updates its slot: consolidation then supersedes the
  * old value even when the new fact's key is not the same.
  */
-import { clauses, forgetRequest, person, render, revoice, tokens, withSubject, type Clause, type Token } from '../../../language/index.js';
+import { clauses, forgetRequest, person, render, revoice, tokens, unqualified, withSubject, type Clause, type Token } from '../../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
 import { endedInPast, ends, nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { codeLike, gameDetail } from '../firewall.js';
@@ -278,7 +278,9 @@ function selfDisclosure(clause: Clause, senses: ReadonlyMap<string, Sense>, upda
  * of the line ("new job!") named it.
  */
 function topicOf(toks: readonly Token[], senses: ReadonlyMap<string, Sense>, headline?: Slot): { slot: Slot; noun?: string; generic?: boolean } {
-  const found = slotOf(toks, senses);
+  // (Named in what the clause says, not in what qualifies it: "been fencing since I was a kid" is no family.)
+  const main = unqualified(toks);
+  const found = slotOf(main.length > 0 ? main : toks, senses);
   const slot = found.generic ? 'open' : found.slot;
   if (slot === 'open' && headline) return { slot: headline, ...(found.noun ? { noun: found.noun } : {}) };
   return { ...found, slot };
