@@ -23,7 +23,7 @@
  * Same input, same output; proposals use the engine's action form, as a model's would.
  */
 import { OPEN_TOPIC, type ContextFact, type ContextWindow } from '../boundary/context.js';
-import { clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, type Clause, unqualified } from '../language/index.js';
+import { clauses, contentLemmas, currentPart, forgetRequest, person, revoice, tokens, unqualified, type Clause } from '../language/index.js';
 import { kinNamed, kinOf, sameTopic, slotOf, tasteNamed } from '../language/topics.js';
 import { spokenDuration, type ModelInput, type ModelProvider, type NpcReply } from './types.js';
 
