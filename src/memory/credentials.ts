@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Database, Sql } from './db/types.js';
 import type { Keyring } from './crypto/keyring.js';
-import { inScope } from './scope.js';
+import { inScope, readInScope } from './scope.js';
 import { findApiKey, insertApiKey, insertTenant } from './store/credentials.js';
 import { MemoryError } from './errors.js';
 import { grantTenantOwner } from './admin/store.js';
@@ -122,13 +122,11 @@ export class Credentials {
   async gameEnded(principal: Extract<Principal, { kind: 'game' }>): Promise<boolean> {
     const key = `${principal.tenantId}\0${principal.gameId}`;
     if (this.endedGames.has(key)) return true;
-    const ended = await inScope(this.db, { tenantId: principal.tenantId, gameId: principal.gameId, role: 'runtime' }, async (tx) => {
-      const { rows } = await tx.query<{ ended: boolean }>('SELECT ended_at IS NOT NULL AS ended FROM memory.games WHERE tenant_id = $1 AND game_id = $2', [
-        principal.tenantId,
-        principal.gameId,
-      ]);
-      return rows[0]?.ended ?? false;
-    });
+    // (One round trip: the scope and the read as one script, as the hot read path does.)
+    const [rows] = await readInScope(this.db, { tenantId: principal.tenantId, gameId: principal.gameId, role: 'runtime' }, [
+      { text: 'SELECT ended_at IS NOT NULL AS ended FROM memory.games WHERE tenant_id = $1 AND game_id = $2', params: [principal.tenantId, principal.gameId] },
+    ]);
+    const ended = rows?.[0]?.ended === true;
     if (ended) {
       if (this.endedGames.size >= 100_000) this.endedGames.clear();
       this.endedGames.add(key);

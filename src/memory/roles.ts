@@ -1,5 +1,5 @@
 import type { Database, Tx } from './db/types.js';
-import { scopeSettings, setLocal } from './scope.js';
+import { scopeSettings, setLocalStatements } from './scope.js';
 
 /**
  * Transactions as the two internal roles of migration 0003. Neither is ever chosen by a
@@ -17,17 +17,11 @@ export interface LifecycleScope {
 
 export function asLifecycle<T>(db: Database, scope: LifecycleScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
   if (!scope.tenantId) throw new Error('a lifecycle operation needs a tenant (a bug in the caller)');
-  return db.transaction(async (tx) => {
-    await setLocal(tx, scopeSettings('memory_lifecycle', scope));
-    return fn(tx);
-  });
+  return db.transaction(fn, setLocalStatements(scopeSettings('memory_lifecycle', scope)));
 }
 
 export function asWorker<T>(db: Database, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.transaction(async (tx) => {
-    await setLocal(tx, scopeSettings('memory_worker'));
-    return fn(tx);
-  });
+  return db.transaction(fn, setLocalStatements(scopeSettings('memory_worker')));
 }
 
 /** Injectable time, so tests can move the clock across the audit window. */

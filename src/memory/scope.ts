@@ -51,7 +51,7 @@ export function setLocalScript(settings: Readonly<Record<string, string>>): stri
   return setLocalStatements(settings).join(';\n');
 }
 
-function setLocalStatements(settings: Readonly<Record<string, string>>): string[] {
+export function setLocalStatements(settings: Readonly<Record<string, string>>): string[] {
   return Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = ${settingLiteral(value)}`);
 }
 
@@ -70,11 +70,8 @@ const settingsOf = (scope: Scope) => scopeSettings(ROLES[scope.role], scope);
 export function inScope<T>(db: Database, scope: Scope, fn: (tx: Tx) => Promise<T>, options: { asyncCommit?: boolean } = {}): Promise<T> {
   // asyncCommit: for writes that can be rebuilt if lost (working memory, logs), the commit does not
   // wait for the WAL flush; set in the same script as the scope, so it costs no round trip.
-  const script = setLocalScript({ ...settingsOf(scope), ...(options.asyncCommit ? { synchronous_commit: 'off' } : {}) });
-  return db.transaction(async (tx) => {
-    await tx.exec(script);
-    return fn(tx);
-  });
+  // (The scope goes with BEGIN, in one round trip: see `Database.transaction`.)
+  return db.transaction(fn, setLocalStatements({ ...settingsOf(scope), ...(options.asyncCommit ? { synchronous_commit: 'off' } : {}) }));
 }
 
 /**

@@ -24,11 +24,11 @@ import {
   type RetentionClass,
   type Source,
 } from './types.js';
-import { ensureGame, findIngestRequest, recordIngestRequest } from './store/ingest-requests.js';
+import { recordIngestRequest } from './store/ingest-requests.js';
 import { getEpisode, insertEpisodes, listEpisodes, searchEpisodesStatement, type NewEpisodeRow } from './store/episodes.js';
 import * as facts from './store/facts.js';
 import { enqueueConsolidations } from './jobs/queue.js';
-import { assertFactWriteAllowed, assertIngestAllowed } from './lifecycle/guards.js';
+import { admitIngest, assertFactWriteAllowed } from './lifecycle/guards.js';
 import { iso, isoOrNull, type EpisodeRow, type FactRow } from './store/rows.js';
 import { latestProcedural, toProcedural } from './store/procedural.js';
 
@@ -84,12 +84,13 @@ export class MemoryService {
     const requestHash = createHash('sha256').update(canonicalJson(batch.events)).digest('hex');
     // Embed outside the transaction: it is the slow part and needs no locks.
     const vectors = await this.embedder.embed(batch.events.map((e) => embeddingText(e.text)));
+    // The episodic policy binds rows to one npc: the scope names it (a batch for one npc, the
+    // usual case, sets it with the rest of the scope), or each npc's rows are written in turn.
+    const npcs = [...new Set(batch.events.map((e) => e.npcId))];
     const attempt = () =>
-      inScope(this.db, scope, async (tx) => {
-        await ensureGame(tx, scope.tenantId, gameId);
-        const previous = await findIngestRequest(tx, scope.tenantId, gameId, batch.idempotencyKey);
+      inScope(this.db, npcs.length === 1 ? { ...scope, npcId: npcs[0] } : scope, async (tx) => {
+        const previous = await admitIngest(tx, scope.tenantId, gameId, batch.events.map((e) => e.participantId), batch.idempotencyKey);
         if (previous) return replay(previous, requestHash);
-        await assertIngestAllowed(tx, scope.tenantId, gameId, batch.events.map((e) => e.participantId));
         const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, 'game', gameId);
         const byNpc = new Map<string, NewEpisodeRow[]>();
         const ids = batch.events.map((event, i) => {
@@ -110,9 +111,8 @@ export class MemoryService {
           byNpc.set(event.npcId, [...(byNpc.get(event.npcId) ?? []), row]);
           return id;
         });
-        // The episodic policy binds rows to one npc: narrow the scope to each npc in turn.
         for (const [npcId, rows] of byNpc) {
-          await setNpc(tx, npcId);
+          if (npcs.length > 1) await setNpc(tx, npcId);
           await insertEpisodes(tx, scope.tenantId, gameId, rows);
         }
         // Consolidation is asked for in the same transaction: a job exists iff the episodes do.
@@ -143,7 +143,6 @@ export class MemoryService {
   async writeFactIn(tx: Tx, scope: Scope, input: FactInput, vector: Float32Array): Promise<FactMemory> {
     const { npcId, spec, gameId, participantId } = factTarget(scope, input);
     {
-      if (gameId) await ensureGame(tx, scope.tenantId, gameId);
       await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
       if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
         throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope');

@@ -21,8 +21,8 @@ type Recorded =
 /** The database, with every statement sent through it written down (and the SET LOCAL scripts each ran under). */
 function recording(db: Database): { db: Database; log: Recorded[] } {
   const log: Recorded[] = [];
-  const wrapTx = (tx: Tx): Tx => {
-    const settings: string[] = [];
+  const wrapTx = (tx: Tx, opening: readonly string[]): Tx => {
+    const settings: string[] = opening.length > 0 ? [opening.join(';\n')] : [];
     return {
       async exec(script) {
         if (/^\s*SET LOCAL/.test(script)) settings.push(script);
@@ -39,7 +39,7 @@ function recording(db: Database): { db: Database; log: Recorded[] } {
     query: (text, params) => db.query(text, params),
     exec: (script) => db.exec(script),
     close: async () => {}, // the test database closes the pool
-    transaction: (fn) => db.transaction((tx) => fn(wrapTx(tx))),
+    transaction: (fn, settings = []) => db.transaction((tx) => fn(wrapTx(tx, settings)), settings),
     async batch(script, prepare = [], settings = []) {
       log.push({ kind: 'batch', script, prepare, settings });
       return db.batch(script, prepare, settings);

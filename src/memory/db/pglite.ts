@@ -42,7 +42,11 @@ export async function openPGlite(dataDir?: string): Promise<Database> {
     backend: 'pglite',
     query: sql.query,
     // PGlite has one connection; its transaction() queues concurrent callers.
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    transaction: (fn, settings = []) =>
+      pg.transaction(async (tx) => {
+        if (settings.length > 0) await tx.exec(settings.join(';\n'));
+        return fn(wrap(tx));
+      }),
     exec: sql.exec,
     async batch(script, statements = [], settings = []) {
       for (const { name, text } of statements) await prepare(name, text);

@@ -108,10 +108,14 @@ export function openPostgres(connectionString: string, options: { max?: number; 
         throw classified(error);
       }
     },
-    async transaction(fn) {
+    async transaction(fn, settings = []) {
       const { client, done } = await checkout();
       try {
-        await client.query('BEGIN');
+        if (settings.length > 0 && !(await citus(client))) await client.query(['BEGIN', ...settings].join(';\n'));
+        else {
+          await client.query('BEGIN');
+          if (settings.length > 0) await client.query(settings.join(';\n'));
+        }
         const result = await fn(wrap(client));
         await client.query('COMMIT');
         done();

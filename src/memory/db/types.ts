@@ -28,8 +28,11 @@ export interface Database extends Sql {
   /**
    * Runs `fn` in one transaction on one connection; commits if it resolves, rolls back if it
    * throws. Runtime code never calls this directly: it goes through `inScope` (scope.ts).
+   *
+   * `settings` are `SET LOCAL` statements the transaction opens with (its scope): on one node
+   * they go in the same round trip as `BEGIN`; on Citus (see `batch`), on their own after it.
    */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>, settings?: readonly string[]): Promise<T>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
   /**

@@ -6,19 +6,6 @@ export async function ensureGame(tx: Sql, tenantId: string, gameId: string): Pro
   await tx.query('INSERT INTO memory.games (tenant_id, game_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [tenantId, gameId]);
 }
 
-export async function findIngestRequest(
-  tx: Sql,
-  tenantId: string,
-  gameId: string,
-  key: string,
-): Promise<{ request_hash: string; response: IngestResult } | undefined> {
-  const { rows } = await tx.query<{ request_hash: string; response: IngestResult }>(
-    'SELECT request_hash, response FROM memory.ingest_requests WHERE tenant_id = $1 AND game_id = $2 AND idempotency_key = $3',
-    [tenantId, gameId, key],
-  );
-  return rows[0];
-}
-
 export async function recordIngestRequest(
   tx: Sql,
   tenantId: string,
