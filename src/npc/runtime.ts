@@ -78,6 +78,8 @@ export interface TurnRecord extends Omit<TurnReport, 'lines'> {
   roomId: string;
   /** The message that triggered the turn. */
   triggerSeq: number;
+  /** How long the turn waited behind the NPC's earlier turns in the game before it started. */
+  queuedMs: number;
   lines: string[];
   at: number;
 }
@@ -214,11 +216,12 @@ export class NpcRuntime {
   }
 
   private onMessage(event: RoomMessageEvent): void {
+    const heard = this.now();
     for (const npcId of this.responders(event)) {
       const key = `${event.gameId}\0${npcId}`;
       const previous = this.queues.get(key) ?? Promise.resolve();
       const next = previous
-        .then(() => this.turn(event, npcId))
+        .then(() => this.turn(event, npcId, this.now() - heard))
         .catch((error: unknown) => this.options.onError?.(error, event, npcId))
         .finally(() => {
           if (this.queues.get(key) === next) this.queues.delete(key);
@@ -227,7 +230,7 @@ export class NpcRuntime {
     }
   }
 
-  private async turn(event: RoomMessageEvent, npcId: string): Promise<void> {
+  private async turn(event: RoomMessageEvent, npcId: string, queuedMs: number): Promise<void> {
     const view = this.host.view(event.gameId, npcId);
     if (!view || view.roomId !== event.roomId) return; // suspended, or walked away meanwhile
     const request: ContextRequest = {
@@ -251,7 +254,7 @@ export class NpcRuntime {
     this.lastSpeaker.set(`${event.gameId}\0${view.roomId}`, npcId);
     this.metrics.record(report.timings, report.guard.length);
     const list = this.turns.get(event.gameId) ?? [];
-    list.push({ ...report, npcId, roomId: view.roomId, triggerSeq: event.seq, at: this.now() });
+    list.push({ ...report, npcId, roomId: view.roomId, triggerSeq: event.seq, queuedMs, at: this.now() });
     if (list.length > (this.options.keepTurns ?? 200)) list.shift();
     this.turns.set(event.gameId, list);
   }

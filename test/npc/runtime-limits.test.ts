@@ -72,6 +72,20 @@ describe('the NPC runtime over its room limit', () => {
     expect(said).toEqual([]);
   });
 
+  it('records how long each turn waited behind the NPC\'s earlier turns in the game', async () => {
+    // The clock moves 250 ms while each context is fetched: the second line waits for the first turn.
+    let advance: (ms: number) => void = () => {};
+    const fixture = room(async () => {
+      advance(250);
+      return fixture.window;
+    });
+    advance = fixture.advance;
+    fixture.address('@Mara hello');
+    fixture.address('@Mara and again');
+    await fixture.runtime.idle();
+    expect(fixture.runtime.turnsOf('g').map((t) => t.queuedMs)).toEqual([0, 250]);
+  });
+
   it('drops everything it held for a game once the game ends', async () => {
     const { runtime, address, end } = room();
     address('@Mara hello');
