@@ -69,6 +69,8 @@ interface RunResult extends RunSpec {
   replyP50: number;
   replyP95: number;
   /** Of the reply, p95 of the wait before its turn started and of the turn's memory retrieval (context request). */
+  /** Reply p95 of lines said after the first interval (every game started and warm). */
+  steadyP95: number;
   waitP95: number;
   /** Of that wait, the part spent queued behind the NPC's earlier turns. */
   queuedP95: number;
@@ -215,6 +217,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
     })();
     const before = await usage(pid);
     const started = performance.now();
+    const startedAt = Date.now();
     const end = Date.now() + DURATION_MS;
     let offered = 0;
     let said = 0;
@@ -255,6 +258,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
 
     // ---- NPC replies, from the operator's turn records ----
     const replyMs: number[] = [];
+    /** Replies to lines said after the first interval, when every game has started: play going on, not 200 games starting at once. */
+    const steadyMs: number[] = [];
     const waitMs: number[] = [];
     const retrievalMs: number[] = [];
     const queuedMs: number[] = [];
@@ -266,6 +271,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
         const t0 = sentAt.get(`${game.gameId}/${turn.triggerSeq}`);
         if (t0 === undefined) continue;
         replyMs.push(turn.at - t0);
+        if (t0 >= startedAt + spec.intervalMs) steadyMs.push(turn.at - t0);
         if (turn.timings) {
           waitMs.push(Math.max(0, turn.at - t0 - turn.timings.totalLatencyMs));
           queuedMs.push(turn.queuedMs ?? NaN);
@@ -291,6 +297,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
       addressed: sentAt.size,
       replyP50: replyMs.length ? percentile(replyMs, 50) : NaN,
       replyP95: replyMs.length ? percentile(replyMs, 95) : NaN,
+      steadyP95: steadyMs.length ? percentile(steadyMs, 95) : NaN,
       waitP95: waitMs.length ? percentile(waitMs, 95) : NaN,
       retrievalP95: retrievalMs.length ? percentile(retrievalMs, 95) : NaN,
       queuedP95: queuedMs.length ? percentile(queuedMs, 95) : NaN,
@@ -334,10 +341,10 @@ for (const spec of specs) {
 const f = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
 const holds = (r: RunResult) => r.sayP99 <= 100 && r.replyP95 <= 1500 && r.outboxLagMaxS <= 10 && r.consolidationLagMaxS <= 10;
 const header =
-  '| backend | embedder | processes | consolidation workers | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies / addressed | reply p50 ms | reply p95 ms | wait before the turn p95 ms | of it queued behind other turns p95 ms | memory retrieval p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / all ended MiB | targets |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
+  '| backend | embedder | processes | consolidation workers | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies / addressed | reply p50 ms | reply p95 ms | reply p95 after the first interval ms | wait before the turn p95 ms | of it queued behind other turns p95 ms | memory retrieval p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / all ended MiB | targets |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
 const rows = results.map(
   (r) =>
-    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${{ one: 'one (npm start)', split: 'memory + engine', workers: 'memory + workers + engine' }[r.layout]} | ${WORKERS} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} / ${r.addressed} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.waitP95)} | ${f(r.queuedP95)} | ${f(r.retrievalP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x) | ${holds(r) ? 'held' : 'NOT held'} |`,
+    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${{ one: 'one (npm start)', split: 'memory + engine', workers: 'memory + workers + engine' }[r.layout]} | ${WORKERS} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} / ${r.addressed} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.steadyP95)} | ${f(r.waitP95)} | ${f(r.queuedP95)} | ${f(r.retrievalP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x) | ${holds(r) ? 'held' : 'NOT held'} |`,
 );
 const table = [header, ...rows].join('\n');
 console.log(table);
@@ -348,7 +355,7 @@ await writeFile(
 ${table}
 
 - **say**: until the engine answered 201, i.e. the line is kept in the engine's database (its log row and outbox calls committed). "refused": any other answer (rate limit, 503), or none within 10 s (the client gives up).
-- **NPC reply**: from sending an addressed line to the end of the NPC turn that answered it (the turn records of \`/v1/games/:id/npc-turns\`); lines over the room's turn budget get a "busy" notice instead and are not counted. Of it, the wait before its turn started (the say itself, then the NPC's earlier turns in that game, which run first, one at a time: "queued", from the NPC runtime's turn records) and the turn's memory retrieval (its context request to the memory service).
+- **NPC reply**: from sending an addressed line to the end of the NPC turn that answered it (the turn records of \`/v1/games/:id/npc-turns\`); lines over the room's turn budget get a "busy" notice instead and are not counted. Of it, the wait before its turn started (the say itself, then the NPC's earlier turns in that game, which run first, one at a time: "queued", from the NPC runtime's turn records) and the turn's memory retrieval (its context request to the memory service). Every game starts in the first interval, so that interval holds the start of all of them at once (each room's NPC with its full burst of turns); "after the first interval" is play going on. The target is checked on the whole run.
 - **lags**: sampled every second from \`/metrics\` (the engine's oldest undelivered memory call; the memory service's oldest due consolidation job) during play and until both queues were empty again ("catch-up", after the last line; given up after 60 s).
 - **processes**: "one" is \`npm start\` (engine, NPC runtime, memory service and its workers share one event loop; the sentence encoder has a worker thread); "memory + engine" is the production layout (\`SERVICES\`), two processes, so the parties use both cores; "memory + workers + engine" also moves consolidation into a memory process of its own (\`MEMORY_WORKERS=0\` on the serving one). PostgreSQL's own processes are not counted in CPU.
 - **CPU**: the system processes' user + system time during play over wall time (2 cores: at most 2.00), and per acknowledged line: what a line costs the engine, the memory service (ingest, embedding every line for retrieval, consolidation) and the NPC turns together. With the sentence encoder in the process, embedding is most of it; with an OpenAI-compatible embedding endpoint (here a local fake with negligible cost) that work leaves the process, which shows where the 2 cores' ceiling is.

@@ -15,7 +15,9 @@
  * a limited message still reaches memory (the engine ingests it); it gets no reply, but a player
  *   who addressed an NPC is told in the room that it is busy (once per NPC and room per
  *   `busyNoticeMs`, so a flood does not turn into a flood of notices).
- * Turns of one NPC run one at a time, in message order.
+ * Turns of one NPC run one at a time, in message order; a line addressed to an NPC does not wait
+ *   behind its replies to chatter: turns for untargeted lines still queued when it arrives are
+ *   dropped (their room budget given back), so a direct question is answered next.
  * While the memory service is unreachable (a network error or a 5xx), a turn waits and retries
  * its context with backoff; the NPC is seen "lost in thought" in the room (once per outage), and
  * the line is answered when the service is back.
@@ -95,6 +97,8 @@ export class NpcRuntime {
   private readonly waits = new Set<() => void>();
   private stopped = false;
   private readonly queues = new Map<string, Promise<void>>();
+  /** Turns for untargeted lines not started yet, per (game, npc): a direct question drops them. */
+  private readonly chatter = new Map<string, Set<{ dropped: boolean; room: string }>>();
   private readonly turns = new Map<string, TurnRecord[]>();
   private unsubscribe?: () => void;
   private readonly now: () => number;
@@ -133,7 +137,7 @@ export class NpcRuntime {
 
   /** Every entry of the per-game tables (keyed "game\0...") that belongs to `gameId`. */
   private heldFor(gameId: string): [Map<string, unknown> | Set<string>, string][] {
-    const tables: (Map<string, unknown> | Set<string>)[] = [this.buckets, this.lastUntargeted, this.lastSpeaker, this.lastBusyNotice, this.lostInThought];
+    const tables: (Map<string, unknown> | Set<string>)[] = [this.buckets, this.lastUntargeted, this.lastSpeaker, this.lastBusyNotice, this.lostInThought, this.chatter];
     return tables.flatMap((table) => [...table.keys()].filter((key) => key.startsWith(`${gameId}\0`)).map((key) => [table, key] as [Map<string, unknown> | Set<string>, string]));
   }
 
@@ -217,11 +221,27 @@ export class NpcRuntime {
 
   private onMessage(event: RoomMessageEvent): void {
     const heard = this.now();
+    const room = `${event.gameId}\0${event.roomId}`;
     for (const npcId of this.responders(event)) {
       const key = `${event.gameId}\0${npcId}`;
+      const waiting = this.chatter.get(key) ?? new Set();
+      if (event.targets.includes(npcId)) {
+        for (const turn of waiting) {
+          turn.dropped = true;
+          this.giveBack(turn.room);
+        }
+        waiting.clear();
+        this.chatter.delete(key);
+      }
+      const ticket = { dropped: false, room };
+      if (!event.targets.includes(npcId)) this.chatter.set(key, waiting.add(ticket));
       const previous = this.queues.get(key) ?? Promise.resolve();
       const next = previous
-        .then(() => this.turn(event, npcId, this.now() - heard))
+        .then(() => {
+          waiting.delete(ticket);
+          if (waiting.size === 0 && this.chatter.get(key) === waiting) this.chatter.delete(key);
+          return ticket.dropped ? undefined : this.turn(event, npcId, this.now() - heard);
+        })
         .catch((error: unknown) => this.options.onError?.(error, event, npcId))
         .finally(() => {
           if (this.queues.get(key) === next) this.queues.delete(key);
@@ -257,6 +277,12 @@ export class NpcRuntime {
     list.push({ ...report, npcId, roomId: view.roomId, triggerSeq: event.seq, queuedMs, at: this.now() });
     if (list.length > (this.options.keepTurns ?? 200)) list.shift();
     this.turns.set(event.gameId, list);
+  }
+
+  /** A turn taken from a room's budget and not run goes back to it. */
+  private giveBack(room: string): void {
+    const bucket = this.buckets.get(room);
+    if (bucket) bucket.tokens = Math.min(this.options.roomBurst ?? 6, bucket.tokens + 1);
   }
 
   /** Token bucket per room. */

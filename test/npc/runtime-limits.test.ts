@@ -24,7 +24,8 @@ function room(contextFor?: () => Promise<ContextWindow>) {
   runtime.start();
   let seq = 0;
   const address = (text: string) => listener!({ gameId: 'g', roomId: 'hall', seq: ++seq, speaker: { participantId: 'p1', anonymous: false }, text, targets: ['npc-mara'] });
-  return { runtime, said, address, window, advance: (ms: number) => (now += ms), end: (gameId: string) => ended?.(gameId) };
+  const chat = (participantId: string, text: string) => listener!({ gameId: 'g', roomId: 'hall', seq: ++seq, speaker: { participantId, anonymous: false }, text, targets: [] });
+  return { runtime, said, address, chat, window, advance: (ms: number) => (now += ms), end: (gameId: string) => ended?.(gameId) };
 }
 
 describe('the NPC runtime over its room limit', () => {
@@ -84,6 +85,33 @@ describe('the NPC runtime over its room limit', () => {
     fixture.address('@Mara and again');
     await fixture.runtime.idle();
     expect(fixture.runtime.turnsOf('g').map((t) => t.queuedMs)).toEqual([0, 250]);
+  });
+
+  it('answers a line addressed to the NPC before its replies to chatter said earlier, and gives their budget back', async () => {
+    // The first reply's context is held until the rest has been said.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = () => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const fixture = room(async () => {
+      started();
+      await held;
+      return fixture.window;
+    });
+    const { runtime, said, chat, address } = fixture;
+    chat('p1', 'this room is creepy');
+    await running; // its turn has started
+    chat('p2', 'anyone seen the key?'); // queued behind it
+    chat('p3', 'the clock looks odd'); // queued behind it
+    address('@Mara which door is open?');
+    release();
+    await runtime.idle();
+    expect(runtime.turnsOf('g').map((t) => t.triggerSeq)).toEqual([1, 4]);
+    expect(said).toHaveLength(2);
+    // The two dropped turns went back to the room's budget (5, no refill): three more are answered.
+    for (let i = 0; i < 4; i++) address(`@Mara again ${i}`);
+    await runtime.idle();
+    expect(said.filter((line) => line === 'Here I am.')).toHaveLength(5);
   });
 
   it('drops everything it held for a game once the game ends', async () => {
