@@ -172,6 +172,53 @@ export class MemoryService {
     }
   }
 
+  /**
+   * Facts of one tier written together inside a transaction the caller holds (consolidation), with
+   * the checks of `writeFactIn`, in a few statements however many there are. Each comes with its
+   * id, so that one may supersede another of the same batch: that one is written already superseded.
+   */
+  async writeFactsIn(tx: Tx, scope: Scope, tier: FactTier, batch: readonly { id: string; input: FactInput; vector: Float32Array }[]): Promise<void> {
+    if (batch.length === 0) return;
+    const targets = batch.map((b) => ({ ...b, ...factTarget(scope, { ...b.input, tier }) }));
+    const asked = new Set<string>();
+    for (const { gameId, participantId } of targets) {
+      const key = `${gameId ?? ''}\u0000${participantId ?? ''}`;
+      if (!asked.has(key)) await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
+      asked.add(key);
+    }
+    const ids = new Set(batch.map((b) => b.id));
+    const replacedHere = new Set(batch.flatMap((b) => (b.input.supersedes && ids.has(b.input.supersedes) ? [b.input.supersedes] : [])));
+    const earlier = [...new Set(batch.flatMap((b) => (b.input.supersedes && !ids.has(b.input.supersedes) ? [b.input.supersedes] : [])))];
+    if (earlier.length > 0 && (await facts.markSupersededAll(tx, tier, scope, earlier)) !== earlier.length) {
+      throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope');
+    }
+    const rows: (facts.NewFactRow & { superseded: boolean })[] = [];
+    for (const { id, input, vector, npcId, spec, gameId, participantId } of targets) {
+      const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
+      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
+      rows.push({
+        id,
+        tenantId: scope.tenantId,
+        npcId,
+        gameId,
+        participantId,
+        factKey: input.key,
+        source: input.source,
+        confidence: input.confidence,
+        importance: input.importance,
+        retention: input.retention,
+        supersedes: input.supersedes,
+        derivedFrom: input.derivedFrom ?? [],
+        keyId,
+        ciphertext: sealFact(key, tier, scope.tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: participantId }, { value: input.value, summary: input.summary }),
+        embedding: toVectorLiteral(vector),
+        embedder: this.embedder.id,
+        superseded: replacedHere.has(id),
+      });
+    }
+    await facts.insertFacts(tx, tier, rows);
+  }
+
   async list(scope: Scope, tier: DurableTier, options: { limit: number; includeHistory?: boolean }): Promise<Memory[]> {
     return inScope(this.db, scope, async (tx) => {
       if (tier === 'episodic') return this.decryptAll(tx, scope.tenantId, await listEpisodes(tx, scope, options.limit), 'episodic');

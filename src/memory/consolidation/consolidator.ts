@@ -12,10 +12,10 @@ import type { Logger } from 'pino';
 import { seal } from '../crypto/cipher.js';
 import type { Tx } from '../db/types.js';
 import { inScope, setLocal, type Scope } from '../scope.js';
-import type { MemoryService } from '../service.js';
+import type { FactInput, MemoryService } from '../service.js';
 
 /** What consolidation needs of the memory service. */
-export type ConsolidatorDeps = Pick<MemoryService, 'db' | 'embedder' | 'topics' | 'keys' | 'keysFor' | 'opener' | 'unseal' | 'writeFactIn'>;
+export type ConsolidatorDeps = Pick<MemoryService, 'db' | 'embedder' | 'topics' | 'keys' | 'keysFor' | 'opener' | 'unseal' | 'writeFactIn' | 'writeFactsIn'>;
 import { latestProcedural } from '../store/procedural.js';
 import type { EpisodeRow, FactRow } from '../store/rows.js';
 import { FACT_TIERS, TIER_TABLES, type FactTier } from '../types.js';
@@ -205,6 +205,7 @@ export class Consolidator {
     }
     const vectors = await this.service.embedder.embed(steps.map((s) => s.fact.summary));
     const writtenIds: string[] = [];
+    const deferred = new Map<FactTier, { id: string; input: FactInput; vector: Float32Array }[]>();
     const taken = new Set<string>();
     for (const [i, { fact: f, supersedes }] of steps.entries()) {
       let previous = supersedes?.startsWith('pending:') ? writtenIds[Number(supersedes.slice(8))] : supersedes;
@@ -253,11 +254,19 @@ export class Consolidator {
       }
       if (previous) taken.add(previous);
       const { tier, participantId, key, source, confidence, importance, retention, episodeIds } = f;
-      const written = await this.service.writeFactIn(tx, scope, { tier, participantId, key, value, summary, source, confidence, importance, retention, supersedes: previous, derivedFrom: episodeIds }, vector);
-      writtenIds.push(written.id);
+      const input = { tier, participantId, key, value, summary, source, confidence, importance, retention, supersedes: previous, derivedFrom: episodeIds };
+      if (tier === 'social') writtenIds.push((await this.service.writeFactIn(tx, scope, input, vector)).id);
+      else {
+        // Nothing later in the batch reads another tier's facts back: they are written together
+        // at the end, one statement per tier (a run of a busy game writes dozens of clues).
+        const id = randomUUID();
+        deferred.set(tier, [...(deferred.get(tier) ?? []), { id, input, vector }]);
+        writtenIds.push(id);
+      }
       if (previous) report.superseded++;
       report.written[f.tier]++;
     }
+    for (const [tier, batch] of deferred) await this.service.writeFactsIn(tx, scope, tier, batch);
   }
 
   /** The current value of every slot the facts touch, opened, by `slotKey`. */

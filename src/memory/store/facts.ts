@@ -23,25 +23,52 @@ export interface NewFactRow extends Provenance {
 }
 
 export async function insertFact(tx: Sql, tier: FactTier, row: NewFactRow): Promise<FactRow> {
-  const spec = TIER_TABLES[tier];
-  const names = ['id', 'tenant_id', 'npc_id', 'fact_key', 'source', 'confidence', 'importance', 'retention'];
-  const values: unknown[] = [row.id, row.tenantId, row.npcId, row.factKey, row.source, row.confidence, row.importance, row.retention];
-  names.push('supersedes', 'derived_from', 'key_id', 'ciphertext', 'embedding', 'embedder');
-  values.push(row.supersedes ?? null, row.derivedFrom, row.keyId, row.ciphertext, row.embedding, row.embedder);
-  if (spec.gameBound) {
-    names.push('game_id');
-    values.push(row.gameId);
-  }
-  if (spec.participantBound) {
-    names.push('participant_id');
-    values.push(row.participantId);
-  }
-  const placeholders = names.map((n, i) => (n === 'embedding' ? `$${i + 1}::vector` : `$${i + 1}`));
-  const { rows } = await tx.query<FactRow>(
-    `INSERT INTO ${spec.table} (${names.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING ${columns(tier)}`,
-    values,
-  );
+  const { text, values } = insertStatement(tier, [row]);
+  const { rows } = await tx.query<FactRow>(`${text} RETURNING ${columns(tier)}`, values);
   return rows[0]!;
+}
+
+/**
+ * Several facts of one tier in one statement (one round trip). A row marked `superseded` is
+ * written already superseded (now): a later fact of the same batch replaced it.
+ */
+export async function insertFacts(tx: Sql, tier: FactTier, rows: readonly (NewFactRow & { superseded?: boolean })[]): Promise<void> {
+  if (rows.length === 0) return;
+  const { text, values } = insertStatement(tier, rows);
+  await tx.query(text, values);
+}
+
+function insertStatement(tier: FactTier, rows: readonly (NewFactRow & { superseded?: boolean })[]): { text: string; values: unknown[] } {
+  const spec = TIER_TABLES[tier];
+  const names = ['id', 'tenant_id', 'npc_id', 'fact_key', 'source', 'confidence', 'importance', 'retention', 'supersedes', 'derived_from', 'key_id', 'ciphertext', 'embedding', 'embedder'];
+  if (spec.gameBound) names.push('game_id');
+  if (spec.participantBound) names.push('participant_id');
+  const superseded = rows.some((r) => r.superseded);
+  if (superseded) names.push('superseded_at');
+  const values: unknown[] = [];
+  const tuples = rows.map((row) => {
+    const own: unknown[] = [row.id, row.tenantId, row.npcId, row.factKey, row.source, row.confidence, row.importance, row.retention, row.supersedes ?? null, row.derivedFrom, row.keyId, row.ciphertext, row.embedding, row.embedder];
+    if (spec.gameBound) own.push(row.gameId);
+    if (spec.participantBound) own.push(row.participantId);
+    if (superseded) own.push(row.superseded === true);
+    const first = values.length;
+    values.push(...own);
+    const at = (n: string, i: number) => (n === 'embedding' ? `$${first + i + 1}::vector` : n === 'superseded_at' ? `CASE WHEN $${first + i + 1}::boolean THEN now() END` : `$${first + i + 1}`);
+    return `(${names.map(at).join(', ')})`;
+  });
+  return { text: `INSERT INTO ${spec.table} (${names.join(', ')}) VALUES ${tuples.join(', ')}`, values };
+}
+
+/** Marks each of `ids` superseded; how many were current facts visible in the scope. */
+export async function markSupersededAll(tx: Sql, tier: FactTier, scope: Scope, ids: readonly string[]): Promise<number> {
+  const f = scopeFilter(tier, scope, 2);
+  if (!f || ids.length === 0) return 0;
+  const { rowCount } = await tx.query(
+    `UPDATE ${TIER_TABLES[tier].table} SET superseded_at = now(), updated_at = now()
+     WHERE id = ANY ($1::uuid[]) AND superseded_at IS NULL AND ${f.sql}`,
+    [ids, ...f.params],
+  );
+  return rowCount;
 }
 
 /** Marks `id` superseded; false if no such current fact is visible. */
