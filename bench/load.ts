@@ -35,7 +35,7 @@ const PARTICIPANTS = Number(opts.participants);
 const DURATION_MS = Number(opts.duration) * 1000;
 const ADDRESSED = Number(opts.addressed);
 /** Consolidation workers of the memory process (MEMORY_WORKERS, passed through to the system). */
-const WORKERS = Number(process.env.MEMORY_WORKERS ?? 1);
+const WORKERS = Number(process.env.MEMORY_WORKERS ?? 4);
 const LINES = [
   'has anyone looked behind the clock yet?',
   'I keep bees on a rooftop in Lyon, so this smell of wax is home to me',

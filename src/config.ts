@@ -27,7 +27,10 @@ export interface Config {
   logLevel: string;
   /** The parties this process runs (SERVICES, comma-separated; Default: all three). */
   services: ('memory' | 'registry' | 'engine')[];
-  /** Consolidation workers in a memory process (MEMORY_WORKERS; Default: 1; 0 for a replica that only serves). */
+  /**
+   * Consolidation jobs a memory process runs at once (MEMORY_WORKERS; Default: 4; 0 for a replica
+   * that only serves). A job mostly waits on the database, so several overlap on one core.
+   */
   memoryWorkers: number;
   /** Where an engine finds the parties it does not run (MEMORY_URL, REGISTRY_URL). */
   memoryUrl?: string;
@@ -80,7 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const service of services) {
     if (!['memory', 'registry', 'engine'].includes(service)) throw new Error(`SERVICES lists memory, registry and engine (comma-separated), not ${JSON.stringify(service)}`);
   }
-  const memoryWorkers = Number(env.MEMORY_WORKERS ?? 1);
+  const memoryWorkers = Number(env.MEMORY_WORKERS ?? 4);
   if (!Number.isInteger(memoryWorkers) || memoryWorkers < 0) throw new Error('MEMORY_WORKERS must be a whole number, 0 or more');
   return {
     databaseUrl: env.DATABASE_URL || undefined,

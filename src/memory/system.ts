@@ -35,7 +35,7 @@ export interface MemoryConfig {
   logger?: Logger | false;
   /** Consolidation and the memory lifecycle (consolidation/, lifecycle/). */
   lifecycle?: {
-    /** Background queue workers. (Default: 1 in openMemorySystem, 0 in buildMemorySystem: tests drain `jobs` themselves) */
+    /** Background queue workers, each running one job at a time. (Default: 4 in openMemorySystem, 0 in buildMemorySystem: tests drain `jobs` themselves) */
     workers?: number;
     /**
      * Batching window of ingest-triggered consolidation, in ms: what is said within it is
@@ -76,7 +76,7 @@ export async function openMemorySystem(config: MemoryConfig): Promise<MemorySyst
     await db.close();
     throw error;
   }
-  const system = await buildMemorySystem(db, { ...config, lifecycle: { workers: 1, consolidationWindowMs: 2000, ...config.lifecycle } });
+  const system = await buildMemorySystem(db, { ...config, lifecycle: { workers: 4, consolidationWindowMs: 2000, ...config.lifecycle } });
   // Load the sentence encoder now, in its worker, so the first turn does not wait for it (a
   // failure shows as an EmbeddingError at the first embed, which loads again).
   if (system.embedder instanceof SentenceEncoderEmbedder) system.embedder.ready().catch(() => undefined);

@@ -82,3 +82,18 @@ describe('facts of one tier written together', () => {
     await expect(attempt).rejects.toMatchObject({ code: 'GAME_ENDED' });
   });
 });
+
+describe('fading at consolidation', () => {
+  it('invalidates a slow-decay fact that faded away, at the first consolidation once the time has passed', async () => {
+    const scope: Scope = { tenantId: h.tenantId, npcId: 'npc-fader', role: 'runtime' };
+    const lore = await h.system.service.writeFact(scope, { tier: 'lore', key: 'world.rumour', value: 'the mill burned', summary: 'The mill burned.', source: 'player_statement', confidence: 0.5, importance: 0.1, retention: 'slow_decay' });
+    const current = async () => (await h.system.service.list(scope, 'lore', { limit: 10 })).map((m) => m.id);
+    await h.ingest('fade-game-1', [{ npcId: 'npc-fader', participantId: 'part-fader01', text: 'hello there' }]);
+    await h.system.jobs.drain();
+    expect(await current()).toEqual([lore.id]);
+    h.advance(3 * 365 * 24 * 60 * 60 * 1000); // far past its half-life
+    await h.ingest('fade-game-2', [{ npcId: 'npc-fader', participantId: 'part-fader01', text: 'hello again' }]);
+    await h.system.jobs.drain();
+    expect(await current()).toEqual([]);
+  });
+});

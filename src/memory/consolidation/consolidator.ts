@@ -67,6 +67,8 @@ const REINFORCE_CAP = 0.95;
 const SURER = 0.15;
 const SINGLE_KEYS: ReadonlySet<string> = new Set([...SINGLE_VALUED].map((s) => SLOTS[s]));
 const CLAIM_CAP = 0.3;
+/** How often an NPC's slow-decay facts are looked at for fading (they fade over months). */
+const FADE_EVERY_MS = 60 * 60 * 1000;
 
 export class Consolidator {
   readonly extractor: Extractor;
@@ -75,6 +77,8 @@ export class Consolidator {
   private readonly offline = new OpenDomainExtractor();
   private readonly batchSize: number;
   private readonly clock: Clock;
+  /** When the facts of an NPC (and participants) were last looked at for fading, by this consolidator's clock. */
+  private readonly fadedAt = new Map<string, number>();
 
   constructor(
     private readonly service: ConsolidatorDeps,
@@ -500,9 +504,19 @@ export class Consolidator {
     });
   }
 
-  /** Forgetting at consolidation: slow-decay facts in this scope that faded away are invalidated. */
+  /**
+   * Forgetting at consolidation: slow-decay facts in this scope that faded away are invalidated.
+   * Fading takes months (retention.ts), so an NPC's facts are looked at once per FADE_EVERY_MS of
+   * this consolidator's clock, not at every run of a busy game; its participants' facts, at every
+   * run that names them.
+   */
   private async forget(tx: Tx, scope: Scope): Promise<number> {
     const now = this.clock().getTime();
+    const key = `${scope.tenantId}\0${scope.npcId}\0${[...(scope.participantIds ?? [])].sort().join(',')}`;
+    const last = this.fadedAt.get(key);
+    if (last !== undefined && now - last >= 0 && now - last < FADE_EVERY_MS) return 0;
+    if (this.fadedAt.size >= 10_000) this.fadedAt.clear();
+    this.fadedAt.set(key, now);
     let n = 0;
     // (A game's tiers are not faded: they go with the game.)
     for (const tier of FACT_TIERS.filter((t) => !TIER_TABLES[t].gameBound)) {
