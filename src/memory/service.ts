@@ -180,12 +180,8 @@ export class MemoryService {
   async writeFactsIn(tx: Tx, scope: Scope, tier: FactTier, batch: readonly { id: string; input: FactInput; vector: Float32Array }[]): Promise<void> {
     if (batch.length === 0) return;
     const targets = batch.map((b) => ({ ...b, ...factTarget(scope, { ...b.input, tier }) }));
-    const asked = new Set<string>();
-    for (const { gameId, participantId } of targets) {
-      const key = `${gameId ?? ''}\u0000${participantId ?? ''}`;
-      if (!asked.has(key)) await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
-      asked.add(key);
-    }
+    // (Asked once per game and participant in the transaction: see `assertFactWriteAllowed`.)
+    for (const { gameId, participantId } of targets) await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
     const ids = new Set(batch.map((b) => b.id));
     const replacedHere = new Set(batch.flatMap((b) => (b.input.supersedes && ids.has(b.input.supersedes) ? [b.input.supersedes] : [])));
     const earlier = [...new Set(batch.flatMap((b) => (b.input.supersedes && !ids.has(b.input.supersedes) ? [b.input.supersedes] : [])))];
