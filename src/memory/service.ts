@@ -141,35 +141,13 @@ export class MemoryService {
    * all of one batch's facts, and marks its episodes consolidated, in one transaction).
    */
   async writeFactIn(tx: Tx, scope: Scope, input: FactInput, vector: Float32Array): Promise<FactMemory> {
-    const { npcId, spec, gameId, participantId } = factTarget(scope, input);
-    {
-      await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
-      if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
-        throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope');
-      }
-      const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
-      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
-      const id = randomUUID();
-      const row = await facts.insertFact(tx, input.tier, {
-        id,
-        tenantId: scope.tenantId,
-        npcId,
-        gameId,
-        participantId,
-        factKey: input.key,
-        source: input.source,
-        confidence: input.confidence,
-        importance: input.importance,
-        retention: input.retention,
-        supersedes: input.supersedes,
-        derivedFrom: input.derivedFrom ?? [],
-        keyId,
-        ciphertext: sealFact(key, input.tier, scope.tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: participantId }, { value: input.value, summary: input.summary }),
-        embedding: toVectorLiteral(vector),
-        embedder: this.embedder.id,
-      });
-      return this.toFact(await this.keysFor(tx, scope.tenantId, [row]), input.tier, scope.tenantId, row)!;
+    const target = factTarget(scope, input);
+    await assertFactWriteAllowed(tx, scope.tenantId, target.gameId, target.participantId);
+    if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
+      throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope');
     }
+    const row = await facts.insertFact(tx, input.tier, await this.sealedFact(tx, scope, randomUUID(), input, vector, target));
+    return this.toFact(await this.keysFor(tx, scope.tenantId, [row]), input.tier, scope.tenantId, row)!;
   }
 
   /**
@@ -179,9 +157,9 @@ export class MemoryService {
    */
   async writeFactsIn(tx: Tx, scope: Scope, tier: FactTier, batch: readonly { id: string; input: FactInput; vector: Float32Array }[]): Promise<void> {
     if (batch.length === 0) return;
-    const targets = batch.map((b) => ({ ...b, ...factTarget(scope, { ...b.input, tier }) }));
+    const targets = batch.map((b) => ({ ...b, target: factTarget(scope, { ...b.input, tier }) }));
     // (Asked once per game and participant in the transaction: see `assertFactWriteAllowed`.)
-    for (const { gameId, participantId } of targets) await assertFactWriteAllowed(tx, scope.tenantId, gameId, participantId);
+    for (const { target } of targets) await assertFactWriteAllowed(tx, scope.tenantId, target.gameId, target.participantId);
     const ids = new Set(batch.map((b) => b.id));
     const replacedHere = new Set(batch.flatMap((b) => (b.input.supersedes && ids.has(b.input.supersedes) ? [b.input.supersedes] : [])));
     const earlier = [...new Set(batch.flatMap((b) => (b.input.supersedes && !ids.has(b.input.supersedes) ? [b.input.supersedes] : [])))];
@@ -189,30 +167,34 @@ export class MemoryService {
       throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope');
     }
     const rows: (facts.NewFactRow & { superseded: boolean })[] = [];
-    for (const { id, input, vector, npcId, spec, gameId, participantId } of targets) {
-      const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
-      const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
-      rows.push({
-        id,
-        tenantId: scope.tenantId,
-        npcId,
-        gameId,
-        participantId,
-        factKey: input.key,
-        source: input.source,
-        confidence: input.confidence,
-        importance: input.importance,
-        retention: input.retention,
-        supersedes: input.supersedes,
-        derivedFrom: input.derivedFrom ?? [],
-        keyId,
-        ciphertext: sealFact(key, tier, scope.tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: participantId }, { value: input.value, summary: input.summary }),
-        embedding: toVectorLiteral(vector),
-        embedder: this.embedder.id,
-        superseded: replacedHere.has(id),
-      });
+    for (const { id, input, vector, target } of targets) {
+      rows.push({ ...(await this.sealedFact(tx, scope, id, { ...input, tier }, vector, target)), superseded: replacedHere.has(id) });
     }
     await facts.insertFacts(tx, tier, rows);
+  }
+
+  /** A fact's row, its text sealed under the key of its tier's subject (the game, the participant or the NPC). */
+  private async sealedFact(tx: Tx, scope: Scope, id: string, input: FactInput, vector: Float32Array, { npcId, spec, gameId, participantId }: ReturnType<typeof factTarget>): Promise<facts.NewFactRow> {
+    const subject = spec.keyScope === 'game' ? gameId! : spec.keyScope === 'participant' ? participantId! : npcId;
+    const { keyId, key } = await this.keys.forWrite(tx, scope.tenantId, spec.keyScope, subject);
+    return {
+      id,
+      tenantId: scope.tenantId,
+      npcId,
+      gameId,
+      participantId,
+      factKey: input.key,
+      source: input.source,
+      confidence: input.confidence,
+      importance: input.importance,
+      retention: input.retention,
+      supersedes: input.supersedes,
+      derivedFrom: input.derivedFrom ?? [],
+      keyId,
+      ciphertext: sealFact(key, input.tier, scope.tenantId, { id, game_id: gameId, npc_id: npcId, participant_id: participantId }, { value: input.value, summary: input.summary }),
+      embedding: toVectorLiteral(vector),
+      embedder: this.embedder.id,
+    };
   }
 
   async list(scope: Scope, tier: DurableTier, options: { limit: number; includeHistory?: boolean }): Promise<Memory[]> {
