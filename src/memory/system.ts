@@ -35,7 +35,7 @@ export interface MemoryConfig {
   logger?: Logger | false;
   /** Consolidation and the memory lifecycle (consolidation/, lifecycle/). */
   lifecycle?: {
-    /** Background queue workers, each running one job at a time. (Default: 4 in openMemorySystem, 0 in buildMemorySystem: tests drain `jobs` themselves) */
+    /** Consolidation jobs run at once in the background. (Default: 4 in openMemorySystem, 0 in buildMemorySystem: tests drain `jobs` themselves) */
     workers?: number;
     /**
      * Batching window of ingest-triggered consolidation, in ms: what is said within it is
@@ -121,7 +121,9 @@ export async function buildMemorySystem(db: Database, config: Omit<MemoryConfig,
     },
   };
   const jobs = new Worker(db, { handlers, clock, logger });
-  const workers = Array.from({ length: config.lifecycle?.workers ?? 0 }, () => new Worker(db, { handlers, clock, logger }));
+  // One background worker running `workers` jobs at once: one poll of the queue while idle.
+  const slots = config.lifecycle?.workers ?? 0;
+  const workers = slots > 0 ? [new Worker(db, { handlers, clock, logger, concurrency: slots })] : [];
   for (const w of workers) w.start();
   const app = await buildMemoryApp({ service, credentials, admin, lifecycle, logger: config.logger });
   return {

@@ -1,7 +1,7 @@
 /**
  * A worker: claims due jobs from memory.jobs and runs their handler, renewing the lease while
- * it works. Run as many as you like, in one process or many: the claim statement hands each job
- * to exactly one of them.
+ * it works, up to `concurrency` at once. Run as many as you like, in one process or many: the
+ * claim statement hands each job to exactly one of them.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -107,28 +107,48 @@ export class Worker {
     }
   }
 
-  /** Polls in the background until `stop()`. */
+  /**
+   * Polls in the background until `stop()`, keeping up to `concurrency` jobs running: a job that
+   * finishes makes room for the next at once, and an idle worker asks the queue once per `pollMs`
+   * however many jobs it may run (one poll, not one per slot).
+   */
   start(): void {
     if (this.running) return;
     this.running = true;
+    const slots = this.options.concurrency ?? 1;
     this.loop = (async () => {
+      const inFlight = new Set<Promise<unknown>>();
       while (this.running) {
-        let worked = 0;
-        try {
-          worked = (await this.runOnce()).length;
-        } catch (error) {
-          this.options.logger?.error({ err: { name: (error as Error).name, code: (error as { code?: string }).code } }, 'job queue poll failed');
+        let claimed = 0;
+        if (inFlight.size < slots) {
+          try {
+            const jobs = await claimJobs(this.db, this.id, { now: this.now(), limit: slots - inFlight.size, leaseMs: this.options.leaseMs ?? 60_000, kinds: Object.keys(this.options.handlers) as JobKind[] });
+            claimed = jobs.length;
+            for (const job of jobs) {
+              const running: Promise<unknown> = this.run(job).finally(() => {
+                inFlight.delete(running);
+                this.wake?.(); // a slot is free
+              });
+              inFlight.add(running);
+            }
+          } catch (error) {
+            this.options.logger?.error({ err: { name: (error as Error).name, code: (error as { code?: string }).code } }, 'job queue poll failed');
+          }
         }
-        if (worked === 0 && this.running) {
+        // Full, or nothing due: wait until a job finishes or it is time to poll again.
+        if ((claimed === 0 || inFlight.size >= slots) && this.running) {
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, this.options.pollMs ?? 250);
+            // (Full: only a finished job or `stop()` wakes it.)
+            const timer = inFlight.size >= slots ? undefined : setTimeout(() => this.wake?.(), this.options.pollMs ?? 250);
             this.wake = () => {
               clearTimeout(timer);
+              this.wake = undefined;
               resolve();
             };
           });
         }
       }
+      await Promise.all(inFlight);
     })();
   }
 

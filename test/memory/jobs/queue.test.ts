@@ -160,4 +160,41 @@ describe('the job queue in PostgreSQL', () => {
     const rescued = await survivor.runOnce({ tenantId: tenantA, gameId: 'g1' });
     expect(rescued.map((r) => [r.job.id, r.outcome, r.job.attempts])).toEqual([[claimed!.id, 'done', 2]]);
   });
+  it('keeps up to its concurrency of jobs running in the background, a slow one holding only its own slot, and asks the queue once per poll while idle', async () => {
+    for (let i = 20; i < 28; i++) await enqueueAs(tenantA, `g${i}`, 'npc-background');
+    let running = 0;
+    let most = 0;
+    let done = 0;
+    const finished: string[] = [];
+    const handlers = {
+      consolidate: async (job: { npcId: string; gameId: string }) => {
+        if (job.npcId !== 'npc-background') return; // (what other tests left due)
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, job.gameId === 'g20' ? 600 : 30));
+        running--;
+        done++;
+        finished.push(job.gameId);
+      },
+    };
+    let polls = 0;
+    const counting: Database = { ...db, transaction: (fn, settings) => (settings?.some((x) => x.includes('memory_worker')) && polls++, db.transaction(fn, settings)) };
+    const worker = new Worker(counting, { handlers, clock, concurrency: 3, pollMs: 50 });
+    worker.start();
+    try {
+      for (let waited = 0; done < 8 && waited < 10_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      expect(done).toBe(8);
+      expect(most).toBe(3);
+      // The first job claimed is the slow one: the other seven ran beside it in the two other slots.
+      expect(finished.at(-1)).toBe('g20');
+      // Idle now (once what other tests left due has run too): about one claim per poll (every
+      // 50 ms, 10 in 500 ms), not one per slot (30).
+      await new Promise((r) => setTimeout(r, 300));
+      const before = polls;
+      await new Promise((r) => setTimeout(r, 500));
+      expect(polls - before).toBeLessThanOrEqual(15);
+      expect(polls - before).toBeGreaterThanOrEqual(3);
+    } finally {
+      await worker.stop();
+    }
+  });
 });
