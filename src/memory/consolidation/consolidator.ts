@@ -264,7 +264,7 @@ export class Consolidator {
         // Nothing later in the batch reads another tier's facts back: they are written together
         // at the end, one statement per tier (a run of a busy game writes dozens of clues).
         const id = randomUUID();
-        deferred.set(tier, [...(deferred.get(tier) ?? []), { id, input, vector }]);
+        deferred.set(tier, deferred.get(tier) ?? []).get(tier)!.push({ id, input, vector });
         writtenIds.push(id);
       }
       if (previous) report.superseded++;

@@ -54,15 +54,13 @@ export class Worker {
    * consolidation jobs still in their batching window (see `claimJobs`).
    */
   async runOnce(filter: { tenantId?: string; gameId?: string; flush?: boolean } = {}): Promise<RunResult[]> {
-    const kinds = Object.keys(this.options.handlers) as JobKind[];
-    const jobs = await claimJobs(this.db, this.id, {
-      now: this.now(),
-      limit: this.options.concurrency ?? 1,
-      leaseMs: this.options.leaseMs ?? 60_000,
-      kinds,
-      ...filter,
-    });
+    const jobs = await this.claim(this.options.concurrency ?? 1, filter);
     return Promise.all(jobs.map((job) => this.run(job)));
+  }
+
+  /** Claims up to `limit` due jobs of the kinds this worker has handlers for. */
+  private claim(limit: number, filter: { tenantId?: string; gameId?: string; flush?: boolean } = {}): Promise<Job[]> {
+    return claimJobs(this.db, this.id, { now: this.now(), limit, leaseMs: this.options.leaseMs ?? 60_000, kinds: Object.keys(this.options.handlers) as JobKind[], ...filter });
   }
 
   /**
@@ -122,7 +120,7 @@ export class Worker {
         let claimed = 0;
         if (inFlight.size < slots) {
           try {
-            const jobs = await claimJobs(this.db, this.id, { now: this.now(), limit: slots - inFlight.size, leaseMs: this.options.leaseMs ?? 60_000, kinds: Object.keys(this.options.handlers) as JobKind[] });
+            const jobs = await this.claim(slots - inFlight.size);
             claimed = jobs.length;
             for (const job of jobs) {
               const running: Promise<unknown> = this.run(job).finally(() => {
