@@ -33,6 +33,8 @@ const opts = new Command('bench:load')
 
 const PARTICIPANTS = Number(opts.participants);
 const DURATION_MS = Number(opts.duration) * 1000;
+/** RSS after every game ended, at most this many times fresh (issue 14). */
+const RSS_TARGET = 1.25;
 const ADDRESSED = Number(opts.addressed);
 /** Consolidation workers of the memory process (MEMORY_WORKERS, passed through to the system). */
 const WORKERS = Number(process.env.MEMORY_WORKERS ?? 4);
@@ -83,6 +85,10 @@ interface RunResult extends RunSpec {
   rssFreshMiB: number;
   rssPeakMiB: number;
   rssEndedMiB: number;
+  /** Seconds after the last game ended at which `rssEndedMiB` was read (within the target, or 60 s). */
+  rssSettledS: number;
+  /** Each service's memory from its `/metrics` (MiB), fresh and after every game ended: where what stays is held. */
+  heldMiB: Record<string, { fresh: ProcessMemory; ended: ProcessMemory }>;
 }
 
 /** The system: one process (\`npm start\`), or the production layout of a memory process and an engine process. */
@@ -103,6 +109,23 @@ async function startSystemProcesses(layout: RunSpec['layout'], env: Record<strin
     MEMORY_ADMIN_KEY: tenant.adminKey,
   });
   return { children: [memory.child, ...workers, engine.child], engine: engine.urls.play!, memory: memory.urls['memory service']! };
+}
+
+interface ProcessMemory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+}
+
+/** The engine's and the memory service's own account of their memory (`/metrics`), in MiB. */
+async function processMemory(system: { engine: string; memory: string }, operator: string): Promise<Record<string, ProcessMemory>> {
+  const read = async (url: string, headers: Record<string, string> = {}): Promise<ProcessMemory> => {
+    const text = await fetch(`${url}/metrics`, { headers, signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => '');
+    const mib = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
+    return { rss: mib('process_resident_memory_bytes'), heapUsed: mib('nodejs_heap_size_used_bytes'), heapTotal: mib('nodejs_heap_size_total_bytes'), external: mib('nodejs_external_memory_bytes') };
+  };
+  return { engine: await read(system.engine, { authorization: `Bearer ${operator}` }), memory: await read(system.memory) };
 }
 
 /** CPU seconds (user + system) and RSS of the system's processes together, from /proc. */
@@ -172,6 +195,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
       await sleep(2000);
     }
     const fresh = await usage(pid);
+    const heldFresh = await processMemory(system, operator);
 
     // ---- set-up: games and players ----
     const games: { gameId: string; tokens: string[] }[] = [];
@@ -282,8 +306,16 @@ async function run(spec: RunSpec): Promise<RunResult> {
 
     // ---- every game ends: what is left in the process ----
     await Promise.all(games.map((game) => call('POST', `/v1/games/${game.gameId}/end`, {}, game.tokens[0])));
-    await sleep(10_000);
-    const ended = await usage(pid);
+    // V8 gives memory back when a process goes quiet (its memory reducer, some 20-40 s after the
+    // load stops): sample until the RSS is within the target or a minute has passed.
+    const endedAt = performance.now();
+    let ended = await usage(pid);
+    while (ended.rssMiB > RSS_TARGET * fresh.rssMiB && performance.now() - endedAt < 60_000) {
+      await sleep(5_000);
+      ended = await usage(pid);
+    }
+    const rssSettledS = (performance.now() - endedAt) / 1000;
+    const heldEnded = await processMemory(system, operator);
 
     const lines = sayMs.length;
     return {
@@ -309,6 +341,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
       rssFreshMiB: fresh.rssMiB,
       rssPeakMiB: peakRss,
       rssEndedMiB: ended.rssMiB,
+      rssSettledS,
+      heldMiB: Object.fromEntries(Object.keys(heldFresh).map((service) => [service, { fresh: heldFresh[service]!, ended: heldEnded[service]! }])),
     };
   } finally {
     for (const child of system.children) {
@@ -339,12 +373,12 @@ for (const spec of specs) {
 }
 
 const f = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
-const holds = (r: RunResult) => r.sayP99 <= 100 && r.replyP95 <= 1500 && r.outboxLagMaxS <= 10 && r.consolidationLagMaxS <= 10;
+const holds = (r: RunResult) => r.sayP99 <= 100 && r.replyP95 <= 1500 && r.outboxLagMaxS <= 10 && r.consolidationLagMaxS <= 10 && r.rssEndedMiB <= RSS_TARGET * r.rssFreshMiB;
 const header =
-  '| backend | embedder | processes | consolidation workers | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies / addressed | reply p50 ms | reply p95 ms | reply p95 after the first interval ms | wait before the turn p95 ms | of it queued behind other turns p95 ms | memory retrieval p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / all ended MiB | targets |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
+  '| backend | embedder | processes | consolidation workers | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies / addressed | reply p50 ms | reply p95 ms | reply p95 after the first interval ms | wait before the turn p95 ms | of it queued behind other turns p95 ms | memory retrieval p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / after every game ended MiB (read after) | targets |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
 const rows = results.map(
   (r) =>
-    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${{ one: 'one (npm start)', split: 'memory + engine', workers: 'memory + workers + engine' }[r.layout]} | ${WORKERS} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} / ${r.addressed} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.steadyP95)} | ${f(r.waitP95)} | ${f(r.queuedP95)} | ${f(r.retrievalP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x) | ${holds(r) ? 'held' : 'NOT held'} |`,
+    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${{ one: 'one (npm start)', split: 'memory + engine', workers: 'memory + workers + engine' }[r.layout]} | ${WORKERS} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} / ${r.addressed} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.steadyP95)} | ${f(r.waitP95)} | ${f(r.queuedP95)} | ${f(r.retrievalP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x, ${f(r.rssSettledS)} s) | ${holds(r) ? 'held' : 'NOT held'} |`,
 );
 const table = [header, ...rows].join('\n');
 console.log(table);
@@ -359,6 +393,7 @@ ${table}
 - **lags**: sampled every second from \`/metrics\` (the engine's oldest undelivered memory call; the memory service's oldest due consolidation job) during play and until both queues were empty again ("catch-up", after the last line; given up after 60 s).
 - **processes**: "one" is \`npm start\` (engine, NPC runtime, memory service and its workers share one event loop; the sentence encoder has a worker thread); "memory + engine" is the production layout (\`SERVICES\`), two processes, so the parties use both cores; "memory + workers + engine" also moves consolidation into a memory process of its own (\`MEMORY_WORKERS=0\` on the serving one). PostgreSQL's own processes are not counted in CPU.
 - **CPU**: the system processes' user + system time during play over wall time (2 cores: at most 2.00), and per acknowledged line: what a line costs the engine, the memory service (ingest, embedding every line for retrieval, consolidation) and the NPC turns together. With the sentence encoder in the process, embedding is most of it; with an OpenAI-compatible embedding endpoint (here a local fake with negligible cost) that work leaves the process, which shows where the 2 cores' ceiling is.
+- **RSS**: of the system's processes together, from /proc: fresh (after a warm-up game), the highest sampled during play, and after every game ended, read every 5 s until it is within the target or a minute has passed ("read after"). V8 keeps the heap it grew under load until the process has been quiet for a while (its memory reducer, 20-40 s here), so a reading taken at once shows garbage, not what is held. What each service holds is in its \`/metrics\` (\`process_resident_memory_bytes\`, \`nodejs_heap_size_used_bytes\`), printed with the run's JSON.
 `,
 );
 console.log(`\nwrote ${opts.out}`);

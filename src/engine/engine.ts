@@ -14,7 +14,7 @@
  * deleted.
  */
 import { randomBytes } from 'node:crypto';
-import { metricsText } from '../boundary/prometheus.js';
+import { metricsText, processMetrics } from '../boundary/prometheus.js';
 import type { RegistryClient } from '../registry/registry-client.js';
 import type { CanonicalNpc } from '../registry/name-registry.js';
 import { AccountStore, type ScryptCost } from './accounts.js';
@@ -506,6 +506,7 @@ export class GameEngine {
       { name: 'engine_outbox_dead_letters_total', type: 'counter', help: 'Memory-service calls refused and set aside.', value: outbox.deadLetters },
       { name: 'engine_store_pending', type: 'gauge', help: 'Records waiting for a commit to the engine\'s database.', value: store.pending },
       { name: 'engine_store_accepting', type: 'gauge', help: '1 while the engine takes new commands, 0 while its database fails or lags.', value: store.accepting && this.outbox.accepting ? 1 : 0 },
+      ...processMetrics(),
     ]);
   }
 

@@ -41,4 +41,11 @@ describe('the memory service\'s metrics', () => {
     expect(metrics.body).toMatch(/^memory_consolidation_lag_seconds \d+$/m);
     expect(metrics.body).not.toContain(tenantId);
   });
+
+  it('exports what the process holds in memory (resident set and V8 heap), so an operator sees memory come back after games end', async () => {
+    const metrics = (await system.app.inject({ method: 'GET', url: '/metrics' })).body;
+    for (const name of ['process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']) {
+      expect(Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThan(0);
+    }
+  });
 });

@@ -41,5 +41,6 @@ describe('the operator routes of the NPC runtime', () => {
     const metrics = await (await get('/metrics', system.operatorToken)).text();
     expect(metrics).toMatch(/npc_turn_stage_ms\{stage="totalLatencyMs",quantile="0.5"\} \d/);
     expect(metrics).toMatch(/npc_turns_total [1-9]/);
+    expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d*$/m);
   });
 });

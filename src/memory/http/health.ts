@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { metricsText } from '../../boundary/prometheus.js';
+import { metricsText, processMetrics } from '../../boundary/prometheus.js';
 import type { Database } from '../db/types.js';
 
 /** Consolidation this far behind takes a replica out of rotation. */
@@ -50,6 +50,7 @@ export function healthRoutes(app: FastifyInstance, db: Database): void {
       { name: 'memory_database_up', type: 'gauge', help: 'Whether the database answered the check.', value: ready.database === 'ok' ? 1 : 0 },
       { name: 'memory_consolidation_due', type: 'gauge', help: 'Consolidation jobs due now (at most one queued per game and NPC).', value: ready.consolidation?.due ?? 0 },
       { name: 'memory_consolidation_lag_seconds', type: 'gauge', help: 'Age of the oldest due consolidation job.', value: ready.consolidation?.lagSeconds ?? 0 },
+      ...processMetrics(),
     ]);
     return reply.type('text/plain; version=0.0.4').send(text);
   });
