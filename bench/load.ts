@@ -251,7 +251,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
         await sleep(Math.random() * spec.intervalMs);
         while (Date.now() < end) {
           const addressed = Math.random() < ADDRESSED;
-          // Every line is new (players do not repeat themselves): no embedding comes from a cache.
+          // Every line is new (players do not repeat themselves): no line is embedded from an earlier line's vector.
           const text = `${addressed ? '@Tobias ' : ''}${LINES[Math.floor(Math.random() * LINES.length)]}, ${said++ === 0 ? 'first' : `number ${said}`} from ${token.slice(0, 6)}`;
           const t0 = performance.now();
           const at = Date.now();

@@ -144,6 +144,29 @@ describe('the OpenAI-compatible embedder, against a local fake server', () => {
     await expect(embedder.embed(['one', 'two'])).rejects.toBeInstanceOf(EmbeddingError);
   });
 
+  it('sends a text once: a line ingested and then asked about, or asked for twice at once, costs one request', async () => {
+    const embedder = new OpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'fake-embed' });
+    const [first, again] = await Promise.all([embedder.embed(['I keep bees', 'I keep bees']), embedder.embed(['I keep bees'])]);
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]!.body).toMatchObject({ input: ['I keep bees'] });
+    const later = await embedder.embed(['where do I live?', 'I keep bees']);
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[1]!.body).toMatchObject({ input: ['where do I live?'] });
+    for (const v of [first[1]!, again[0]!, later[1]!]) expect(Array.from(v)).toEqual(Array.from(first[0]!));
+    // Callers get copies: changing one does not change what the next caller gets.
+    later[1]!.fill(0);
+    expect(Array.from((await embedder.embed(['I keep bees']))[0]!)).toEqual(Array.from(first[0]!));
+  });
+
+  it('asks again after a failure instead of remembering it', async () => {
+    const embedder = new OpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'fake-embed' });
+    fake.behave({ kind: 'fail', status: 500 });
+    await expect(embedder.embed(['one'])).rejects.toBeInstanceOf(EmbeddingError);
+    fake.behave({ kind: 'ok' });
+    expect(await embedder.embed(['one'])).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+  });
+
   it('turns a 200 whose body is not JSON into an EmbeddingError', async () => {
     fake.behave({ kind: 'raw', status: 200, body: '<html>proxy login</html>' });
     await expect(new OpenAIEmbedder({ baseUrl: fake.baseUrl, model: 'fake-embed' }).embed(['one'])).rejects.toBeInstanceOf(EmbeddingError);

@@ -1,3 +1,4 @@
+import { RecentVectors } from './recent.js';
 import { EMBEDDING_DIMENSIONS, EmbeddingError, type Embedder } from './types.js';
 
 export interface OpenAIEmbedderOptions {
@@ -9,6 +10,8 @@ export interface OpenAIEmbedderOptions {
   timeoutMs?: number;
   /** Cosine similarity that counts as "very similar" for this model. (Default: 0.75) */
   similarityThreshold?: number;
+  /** Recently embedded texts kept, so a line ingested and then asked about is sent once. (Default: 4096) */
+  cacheSize?: number;
 }
 
 /**
@@ -24,10 +27,32 @@ export class OpenAIEmbedder implements Embedder {
   constructor(private readonly options: OpenAIEmbedderOptions) {
     this.id = `openai:${options.model}`;
     this.similarityThreshold = options.similarityThreshold ?? 0.75;
+    this.recent = new RecentVectors(options.cacheSize ?? 4096);
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    if (texts.length === 0) return [];
+  /** Texts sent and not answered yet: a second caller waits for the same answer. */
+  private readonly inFlight = new Map<string, Promise<Float32Array>>();
+  private readonly recent: RecentVectors;
+
+  /** What the endpoint was asked for and what came from the cache, for tests and benchmarks. */
+  readonly counters = { requested: 0, cached: 0 };
+
+  embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const known = texts.map((text) => this.recent.get(text));
+    const ask = [...new Set(texts.filter((text, i) => !known[i] && !this.inFlight.has(text)))];
+    this.counters.cached += known.filter(Boolean).length;
+    if (ask.length > 0) {
+      this.counters.requested += ask.length;
+      const asked = this.request(ask);
+      ask.forEach((text, i) => this.inFlight.set(text, asked.then((vectors) => vectors[i]!)));
+      void asked
+        .then((vectors) => ask.forEach((text, i) => this.recent.remember(text, vectors[i]!)), () => undefined)
+        .finally(() => ask.forEach((text) => this.inFlight.delete(text)));
+    }
+    return Promise.all(texts.map((text, i) => known[i] ?? this.inFlight.get(text)!.then((v) => v.slice())));
+  }
+
+  private async request(texts: readonly string[]): Promise<Float32Array[]> {
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/embeddings`;
     let response: Response;
     try {

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { RecentVectors } from './recent.js';
 import { EmbeddingError, type Embedder } from './types.js';
 
 /**
@@ -109,13 +110,12 @@ class EncoderHost {
   private readonly queue: Pending[] = [];
   private inFlight: { id: number; texts: string[]; waiters: Map<string, Pending[]> } | undefined;
   private nextId = 1;
-  private readonly cache = new Map<string, Float32Array>();
-  private readonly cacheSize: number;
+  private readonly cache: RecentVectors;
   private readonly maxBatch: number;
   private counters = { hits: 0, joined: 0, embedded: 0, batches: 0 };
 
   constructor(private readonly options: SentenceEncoderOptions) {
-    this.cacheSize = options.cacheSize ?? 4096;
+    this.cache = new RecentVectors(options.cacheSize ?? 4096);
     this.maxBatch = options.maxBatch ?? 64;
   }
 
@@ -130,11 +130,8 @@ class EncoderHost {
   private one(text: string): Promise<Float32Array> {
     const hit = this.cache.get(text);
     if (hit) {
-      // Most recently used goes last; the oldest is evicted first.
-      this.cache.delete(text);
-      this.cache.set(text, hit);
       this.counters.hits++;
-      return Promise.resolve(hit.slice());
+      return Promise.resolve(hit);
     }
     return new Promise((resolve, reject) => {
       // A text the model is working on now (a line ingested and, a moment later, asked about in
@@ -232,18 +229,11 @@ class EncoderHost {
     } else {
       batch.texts.forEach((text, i) => {
         const v = m.vectors!.slice(i * 512, (i + 1) * 512);
-        this.remember(text, v);
+        this.cache.remember(text, v);
         for (const p of batch.waiters.get(text)!) p.resolve(v.slice());
       });
     }
     this.send();
-  }
-
-  private remember(text: string, v: Float32Array): void {
-    if (this.cacheSize <= 0) return;
-    this.cache.delete(text);
-    this.cache.set(text, v);
-    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
   }
 
   private failAll(error: Error): void {
