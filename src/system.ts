@@ -207,9 +207,9 @@ async function startEngine(
   await writeFile(path.join(config.keyringDir, 'operator.token'), `${operatorToken}\n`, { mode: 0o600 });
   running.operatorToken = operatorToken;
   npcOperatorRoutes(engineApp.app, { runtime, metrics, operatorToken, extra: () => engine.prometheus() });
-  await engineApp.app.register(webPlugin, { engine, registry: registryClient, memoryUrl: peers.memoryUrl });
+  await engineApp.app.register(webPlugin, { engine, registry: registryClient, memory: memoryClient });
   running.urls.engine = await engineApp.app.listen({ host: config.host, port: config.enginePort });
-  if (peers.keys.adminKey) await seedPersonas(peers.memoryUrl, peers.keys.adminKey);
+  if (peers.keys.adminKey) await seedPersonas(memoryClient, peers.keys.adminKey);
 }
 
 /**
@@ -281,25 +281,17 @@ async function secretFile(keyringDir: string, name: string): Promise<Uint8Array>
  * Procedural memory for the sample game's NPCs, written with the admin key through the memory
  * service's API (a new version only when the persona changed).
  */
-async function seedPersonas(memoryUrl: string, adminKey: string): Promise<void> {
+async function seedPersonas(memory: MemoryHttpClient, adminKey: string): Promise<void> {
   const sample = await loadSampleGame();
   for (const npc of sample.npcs) {
-    const url = new URL(`/v1/npcs/${encodeURIComponent(npc.npcId)}/procedural`, memoryUrl);
-    const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
-    const current = await fetch(url, { headers });
-    if (current.ok && ((await current.json()) as { procedural: { persona: string } }).procedural.persona === npc.persona) continue;
-    const written = await fetch(url, {
-      method: 'PUT',
-      headers,
-      body: JSON.stringify({
-        persona: npc.persona,
-        directives: [
-          'Stay in character and in this room; you only know what your memory and the current state tell you.',
-          'Never say a code, a combination or a hiding place before the players have found it.',
-        ],
-        core: {},
-      }),
+    if ((await memory.procedural(npc.npcId, adminKey))?.persona === npc.persona) continue;
+    await memory.writeProcedural(npc.npcId, adminKey, {
+      persona: npc.persona,
+      directives: [
+        'Stay in character and in this room; you only know what your memory and the current state tell you.',
+        'Never say a code, a combination or a hiding place before the players have found it.',
+      ],
+      core: {},
     });
-    if (!written.ok) throw new Error(`could not write the persona of ${npc.npcId}: ${written.status} ${await written.text()}`);
   }
 }

@@ -14,8 +14,11 @@ export interface FlushWorkingMemoryBody {
 }
 
 /**
- * The engine's client of the memory service over HTTP. It holds the tenant API key and
- * mints short-lived game tokens, so every call it makes is scoped by a credential.
+ * The engine process's one client of the memory service over HTTP: the outbox's writes (through
+ * `HttpMemoryPort`), the NPC runtime's context requests, the sample NPCs' personas and the QA
+ * inspector's relay all go through it. It holds the tenant's runtime API key and mints
+ * short-lived game tokens, so every call it makes is scoped by a credential; the admin calls
+ * (personas, the inspector) carry the admin key they are given.
  *
  * Failures: an answer that is not 2xx throws `MemoryClientError` (status and the service's stable
  * code); a network failure or a timeout throws what `fetch` throws (a `TypeError`, or a
@@ -92,13 +95,33 @@ export class MemoryHttpClient {
     return this.withGameToken(gameId, participantIds, (token) => this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/facts`, token, fact));
   }
 
-  /** Runs `fn` with a game token; a token the service no longer accepts is dropped and minted once more. */
   /** POST /v1/npcs/:npcId/context (game token for the participants present): the context window of a turn. */
   async context(gameId: string, npcId: string, request: ContextRequest): Promise<ContextWindow> {
     const present = request.participants.map((p) => p.participantId);
     return this.withGameToken(gameId, present, (token) => this.call('POST', `/v1/npcs/${encodeURIComponent(npcId)}/context`, token, request));
   }
 
+  /** GET /v1/npcs/:npcId/procedural (admin key): the NPC's current persona, or undefined before its first. */
+  async procedural(npcId: string, adminKey: string): Promise<{ persona: string } | undefined> {
+    const answer = await this.send('GET', `/v1/npcs/${encodeURIComponent(npcId)}/procedural`, adminKey);
+    if (answer.status === 404) return undefined;
+    return this.answered<{ procedural: { persona: string } }>(answer).procedural;
+  }
+
+  /** PUT /v1/npcs/:npcId/procedural (admin key): a new version of the NPC's persona and directives. */
+  async writeProcedural(npcId: string, adminKey: string, body: { persona: string; directives: readonly string[]; core: Record<string, string> }): Promise<void> {
+    this.answered(await this.send('PUT', `/v1/npcs/${encodeURIComponent(npcId)}/procedural`, adminKey, body));
+  }
+
+  /**
+   * A call made with a credential someone else presented (the QA inspector relays an operator's
+   * admin key), answered as it came: status and JSON body, never thrown for a non-2xx.
+   */
+  async relay(method: 'GET' | 'POST', path: string, bearer: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    return this.send(method, path, bearer, body);
+  }
+
+  /** Runs `fn` with a game token; a token the service no longer accepts is dropped and minted once more. */
   private async withGameToken<T>(gameId: string, participantIds: readonly string[], fn: (token: string) => Promise<T>): Promise<T> {
     try {
       return await fn(await this.gameToken(gameId, participantIds));
@@ -114,17 +137,26 @@ export class MemoryHttpClient {
   }
 
   private async call<T>(method: string, path: string, bearer: string, body?: unknown): Promise<T> {
+    return this.answered<T>(await this.send(method, path, bearer, body));
+  }
+
+  private async send(method: string, path: string, bearer: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
     const response = await fetch(new URL(path, this.baseUrl), {
       method,
       headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(this.timeoutMs),
     });
-    const payload = (await response.json().catch(() => ({}))) as { error?: { code: string; message: string } };
-    if (!response.ok) {
-      throw new MemoryClientError(response.status, payload.error?.code ?? 'HTTP_ERROR', payload.error?.message ?? response.statusText);
+    return { status: response.status, json: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+  }
+
+  /** The body of a 2xx answer; any other throws `MemoryClientError` with the service's code. */
+  private answered<T>({ status, json }: { status: number; json: Record<string, unknown> }): T {
+    if (status < 200 || status > 299) {
+      const error = (json.error ?? {}) as { code?: string; message?: string };
+      throw new MemoryClientError(status, error.code ?? 'HTTP_ERROR', error.message ?? `HTTP ${status}`);
     }
-    return payload as T;
+    return json as T;
   }
 }
 

@@ -1,5 +1,15 @@
 /**
- * The engine's only outbound interface towards the memory service (MemoryEndpoints.com).
+ * The game engine's only outbound interface towards the memory service (MemoryEndpoints.com):
+ * what the engine writes. In the engine process, every call to the memory service, these and
+ * the NPC runtime's context reads, the sample personas and the inspector's relay, goes through
+ * one client, `MemoryHttpClient` (src/boundary/memory-client.ts); this port is the engine's view
+ * of it. Why a player's line travels twice (as an event here, and inside the NPC's next context
+ * request): the event is the durable record, ordered and retried by the outbox, that becomes an
+ * episode and then facts; the context request carries the room as the NPC sees it at its turn
+ * (the recent lines, who is present, the state), which may be ahead of what the outbox has
+ * delivered. The memory service embeds the line once (its embedder keeps recent vectors by text)
+ * and consolidates it once (from the episode; a working-memory summary is mined only for claims
+ * about the NPC and the game, never for a participant's facts).
  *
  * Everything passed here is free of accounts, sessions, controller type and telemetry:
  * messages are `BoundaryEvent`s made by the anonymization proxy, and the other calls carry

@@ -23,12 +23,13 @@ import type { RegistryClient } from '../registry/registry-client.js';
 import { ScopeId } from '../boundary/events.js';
 import { RoomViews } from './room-view.js';
 import { inspectorRoutes } from './inspector/routes.js';
+import type { MemoryHttpClient } from '../boundary/memory-client.js';
 
 export interface WebPluginOptions {
   engine: GameEngine;
   registry: RegistryClient;
-  /** The memory service's base URL, for the inspector's calls (made with the operator's own key). */
-  memoryUrl: string;
+  /** The engine process's client of the memory service, for the inspector's calls (made with the operator's own key). */
+  memory: MemoryHttpClient;
 }
 
 const HERE = import.meta.dirname;
@@ -61,7 +62,7 @@ const plugin: FastifyPluginAsync<WebPluginOptions> = async (app, options) => {
       cacheControl: false,
     });
   });
-  await app.register(inspectorRoutes, { memoryUrl: options.memoryUrl, prefix: '/inspector/api' });
+  await app.register(inspectorRoutes, { memory: options.memory, prefix: '/inspector/api' });
 };
 
 /**

@@ -30,9 +30,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { MemoryHttpClient } from '../../boundary/memory-client.js';
 
 export interface InspectorRouteOptions {
-  memoryUrl: string;
+  /** The engine process's client of the memory service; the inspector relays through it with the operator's key. */
+  memory: Pick<MemoryHttpClient, 'relay'>;
 }
 
 const KEY = /^Bearer (mk_[a-z0-9]{1,40}_[A-Za-z0-9_-]{1,100})$/;
@@ -71,15 +73,7 @@ export function withoutText(value: unknown): unknown {
 }
 
 export async function inspectorRoutes(app: FastifyInstance, options: InspectorRouteOptions): Promise<void> {
-  const memory = async (key: string, method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await fetch(new URL(path, options.memoryUrl), {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    return { status: response.status, json };
-  };
+  const memory = (key: string, method: 'GET' | 'POST', path: string, body?: unknown) => options.memory.relay(method, path, key, body);
 
   /** The operator's key, checked for the "audit" attribute with the memory service itself. */
   const operator = async (request: FastifyRequest): Promise<string> => {
@@ -115,8 +109,7 @@ export async function inspectorRoutes(app: FastifyInstance, options: InspectorRo
       const minted = await memory(key, 'POST', '/v1/tokens', { gameId, ttlSeconds: 60 });
       if (minted.status !== 200) return relay(reply, minted);
       const token = String(minted.json.token);
-      const response = await fetch(new URL(`/v1/contexts/${contextId}`, options.memoryUrl), { headers: { authorization: `Bearer ${token}` } });
-      return relay(reply, { status: response.status, json: await response.json().catch(() => ({})) });
+      return relay(reply, await memory(token, 'GET', `/v1/contexts/${contextId}`));
     },
   );
 

@@ -17,7 +17,7 @@
  * "actually", "just moved", "not any more") updates its slot: consolidation then supersedes the
  * old value even when the new fact's key is not the same.
  */
-import { clauses, forgetRequest, person, render, revoice, tokens, unqualified, withSubject, type Clause, type Token } from '../../../language/index.js';
+import { clauses, forgetRequest, person, render, revoice, tokens, unqualified, withSubject, type Clause, type ForgetRequest, type Token } from '../../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
 import { endedInPast, ends, nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { codeLike, gameDetail } from '../firewall.js';
@@ -57,22 +57,28 @@ export class OpenDomainExtractor implements Extractor {
   }
 }
 
+/** A request to forget ("forget what I said about my husband"), keyed by the slot it names, if one. */
+function forgetting(forget: ForgetRequest, text: string): Omit<Candidate, 'episodeId' | 'participantId'> {
+  const about = forget.about ? clauses(forget.about)[0]?.tokens ?? [] : undefined;
+  const slot = about ? slotOf(about) : undefined;
+  return {
+    kind: slot ? SLOT_KIND[slot.slot] : 'personal',
+    op: 'forget',
+    key: slot && slot.slot !== 'open' ? SLOTS[slot.slot] : '',
+    value: forget.about,
+    summary: about ? `You asked me to forget what you said about ${lowerFirst(revoice(about, 'second'))}.` : 'You asked me to forget what you said.',
+    confidence: 0.9,
+    text,
+  };
+}
+
 export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, Sense> = new Map(), ending: ReadonlySet<string> = new Set()): Candidate[] {
   const out: Candidate[] = [];
   const push = (c: Omit<Candidate, 'episodeId' | 'participantId'>) => out.push({ ...c, episodeId: episode.id, participantId: episode.participantId });
   // "Forget who you are" is an attack on the persona, not a request about the speaker's memories.
   const forget = guardCandidates(episode).length === 0 ? forgetRequest(episode.text) : undefined;
   if (forget) {
-    const slot = forget.about ? slotOf(clauses(forget.about)[0]?.tokens ?? []) : undefined;
-    push({
-      kind: slot ? SLOT_KIND[slot.slot] : 'personal',
-      op: 'forget',
-      key: slot && slot.slot !== 'open' ? SLOTS[slot.slot] : '',
-      value: forget.about,
-      summary: forget.about ? `You asked me to forget what you said about ${lowerFirst(revoice(clauses(forget.about)[0]?.tokens ?? [], 'second'))}.` : 'You asked me to forget what you said.',
-      confidence: 0.9,
-      text: episode.text,
-    });
+    push(forgetting(forget, episode.text));
     // The rest of the line is told as any line is ("scrap that, we moved to Geneva").
     if (forget.besides) out.push(...extractOpen({ ...episode, text: forget.besides }, senses, ending).filter((c) => c.op !== 'forget'));
     return out;
