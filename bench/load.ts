@@ -22,7 +22,7 @@ import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 import { percentile, startProcess } from './support.js';
 
 const opts = new Command('bench:load')
-  .option('--runs <list>', 'backend:embedder:interval-ms[:games[:split]] (embedder: use, hash or openai, a local fake endpoint; split: memory and engine as two processes; workers: and consolidation in a third)', 'postgres:openai:10000:200:split,postgres:openai:10000:200:workers,postgres:openai:10000:100:split,postgres:use:10000:50:split')
+  .option('--runs <list>', 'backend:embedder:interval-ms[:games[:split]] (embedder: use, hash or openai, a local fake endpoint; split: memory and engine as two processes; workers: and consolidation in a third)', 'postgres:openai:10000:200:split,postgres:openai:10000:200:workers,postgres:openai:10000:250:split,postgres:openai:2000:40:split,postgres:openai:2000:60:split,postgres:use:10000:15:split,pglite:openai:10000:100:split,pglite:openai:10000:200:split')
   .option('--games <n>', 'games (unless a run names its own)', '200')
   .option('--participants <n>', 'players per game', '8')
   .option('--duration <s>', 'seconds of play per run', '120')
