@@ -103,22 +103,28 @@ export class MemoryHttpClient {
 
   /** GET /v1/npcs/:npcId/procedural (admin key): the NPC's current persona, or undefined before its first. */
   async procedural(npcId: string, adminKey: string): Promise<{ persona: string } | undefined> {
-    const answer = await this.send('GET', `/v1/npcs/${encodeURIComponent(npcId)}/procedural`, adminKey);
+    const answer = await this.relay('GET', `/v1/npcs/${encodeURIComponent(npcId)}/procedural`, adminKey);
     if (answer.status === 404) return undefined;
     return this.answered<{ procedural: { persona: string } }>(answer).procedural;
   }
 
   /** PUT /v1/npcs/:npcId/procedural (admin key): a new version of the NPC's persona and directives. */
   async writeProcedural(npcId: string, adminKey: string, body: { persona: string; directives: readonly string[]; core: Record<string, string> }): Promise<void> {
-    this.answered(await this.send('PUT', `/v1/npcs/${encodeURIComponent(npcId)}/procedural`, adminKey, body));
+    this.answered(await this.relay('PUT', `/v1/npcs/${encodeURIComponent(npcId)}/procedural`, adminKey, body));
   }
 
   /**
    * A call made with a credential someone else presented (the QA inspector relays an operator's
    * admin key), answered as it came: status and JSON body, never thrown for a non-2xx.
    */
-  async relay(method: 'GET' | 'POST', path: string, bearer: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-    return this.send(method, path, bearer, body);
+  async relay(method: 'GET' | 'POST' | 'PUT', path: string, bearer: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    const response = await fetch(new URL(path, this.baseUrl), {
+      method,
+      headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    return { status: response.status, json: (await response.json().catch(() => ({}))) as Record<string, unknown> };
   }
 
   /** Runs `fn` with a game token; a token the service no longer accepts is dropped and minted once more. */
@@ -136,18 +142,8 @@ export class MemoryHttpClient {
     return `${gameId}\0${[...participantIds].sort().join(',')}`;
   }
 
-  private async call<T>(method: string, path: string, bearer: string, body?: unknown): Promise<T> {
-    return this.answered<T>(await this.send(method, path, bearer, body));
-  }
-
-  private async send(method: string, path: string, bearer: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-    const response = await fetch(new URL(path, this.baseUrl), {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    return { status: response.status, json: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+  private async call<T>(method: 'GET' | 'POST' | 'PUT', path: string, bearer: string, body?: unknown): Promise<T> {
+    return this.answered<T>(await this.relay(method, path, bearer, body));
   }
 
   /** The body of a 2xx answer; any other throws `MemoryClientError` with the service's code. */
