@@ -8,6 +8,14 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
   }
+  interface FastifyContextConfig {
+    /**
+     * The route refuses an ended game itself, inside its own transaction (the ingest's gate, which
+     * also answers a retried batch as it was answered before the game ended): the token's game is
+     * not looked up again first.
+     */
+    refusesEndedGame?: boolean;
+  }
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -22,7 +30,7 @@ export async function authenticate(credentials: Credentials, request: FastifyReq
     : await credentials.verifyGameToken(presented);
   if (!principal) throw unauthenticated();
   // A token of an ended game is refused, for reads as for writes, however recently it was minted.
-  if (principal.kind === 'game' && (await credentials.gameEnded(principal))) throw gameEnded(principal.gameId);
+  if (principal.kind === 'game' && !request.routeOptions.config?.refusesEndedGame && (await credentials.gameEnded(principal))) throw gameEnded(principal.gameId);
   return principal;
 }
 

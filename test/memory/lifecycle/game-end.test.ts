@@ -152,3 +152,33 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
     expect(await h.system.keyring.get(kekRef(h.tenantId, 'game', 'survivor'))).toBeUndefined();
   });
 });
+
+describe('a batch retried after its game ended', () => {
+  let database: TestDatabase;
+  let h: Harness;
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    h = await harness(database.db);
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+    await database?.drop();
+  });
+
+  it('answers a batch retried after its game ended as it answered it before (an outbox retry is not lost), and refuses any new one', async () => {
+    const t = await h.token('retried', [P1]);
+    const batch = {
+      idempotencyKey: 'retried-after-end',
+      events: [{ gameId: 'retried', roomId: 'library', npcId: 'npc-mara', participantId: P1, ts: 1_700_000_000, text: 'said before the end', targeted: true }],
+    };
+    const first = await h.call('POST', '/v1/events', t, batch);
+    expect(first.status).toBe(200);
+    expect((await h.call('POST', '/v1/games/retried/end', h.runtimeKey)).status).toBe(200);
+    const retried = await h.call('POST', '/v1/events', t, batch);
+    expect(retried).toMatchObject({ status: 200, body: { ids: first.body.ids, replayed: true } });
+    const late = await h.call('POST', '/v1/events', t, { ...batch, idempotencyKey: 'new-after-end' });
+    expect(late).toMatchObject({ status: 409, body: { error: { code: 'GAME_ENDED' } } });
+    expect((await h.call('GET', '/v1/npcs/npc-mara/memories/count?tier=episodic', t)).body.error.code).toBe('GAME_ENDED');
+  });
+});

@@ -45,7 +45,8 @@ function ingestRoutes(app: ReturnType<typeof typed>, { service, credentials }: M
 
   app.post(
     '/v1/events',
-    { schema: { summary: 'Ingest a batch of boundary events (game token)', body: IngestBatch, response: { 200: IngestResult, ...errors } } },
+    // (Its transaction refuses an ended game, or answers a batch retried after the end as before.)
+    { config: { refusesEndedGame: true }, schema: { summary: 'Ingest a batch of boundary events (game token)', body: IngestBatch, response: { 200: IngestResult, ...errors } } },
     async (request) => {
       const result = await service.ingest(scopeOf(request), request.body);
       request.log.info({ accepted: result.accepted, replayed: result.replayed }, 'ingested');
