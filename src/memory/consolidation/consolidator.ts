@@ -110,6 +110,10 @@ export class Consolidator {
     });
     if (rows.length === 0) return report;
     const candidates = await this.extract(episodes);
+    // Embedded now, before the write transaction opens: inside it the same texts come from the
+    // embedder's recent vectors, so the transaction (and its connection, PGlite's only one) is
+    // not held while a model or an endpoint works.
+    await this.service.embedder.embed([...new Set(candidates.flatMap((c) => [c.summary, ...(c.ends ? [c.ends] : []), ...(c.op === 'forget' && c.value ? [c.value] : [])]))]);
     return inScope(this.service.db, base, async (tx) => {
       // One consolidator per (tenant, game, npc) at a time, whichever worker runs it.
       await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`memory.consolidate:${tenantId}:${gameId}:${npcId}`]);
