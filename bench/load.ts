@@ -87,6 +87,8 @@ interface RunResult extends RunSpec {
   rssEndedMiB: number;
   /** Seconds after the last game ended at which `rssEndedMiB` was read (within the target, or 60 s). */
   rssSettledS: number;
+  /** The worst event-loop delay (p99 of a 10 s window) each service reported during play, ms. */
+  loopP99MaxMs: { memory: number; engine: number };
   /** Each service's memory from its `/metrics` (MiB), fresh and after every game ended: where what stays is held. */
   heldMiB: Record<string, { fresh: ProcessMemory; ended: ProcessMemory }>;
 }
@@ -220,6 +222,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
     let peakRss = fresh.rssMiB;
     let outboxLagMax = 0;
     let consolidationLagMax = 0;
+    /** The worst event-loop delay (p99 of a 10 s window) each service reported during play, ms. */
+    const loopP99Max = { memory: 0, engine: 0 };
     const metric = (text: string, name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0);
     const sample = async () => {
       const [engineMetrics, memoryMetrics, use] = await Promise.all([
@@ -228,6 +232,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
         usage(pid),
       ]);
       peakRss = Math.max(peakRss, use.rssMiB);
+      loopP99Max.memory = Math.max(loopP99Max.memory, metric(memoryMetrics, 'nodejs_eventloop_lag_p99_seconds') * 1000);
+      loopP99Max.engine = Math.max(loopP99Max.engine, metric(engineMetrics, 'nodejs_eventloop_lag_p99_seconds') * 1000);
       return { outboxLag: metric(engineMetrics, 'engine_outbox_lag_seconds'), consolidationLag: metric(memoryMetrics, 'memory_consolidation_lag_seconds'), due: metric(memoryMetrics, 'memory_consolidation_due'), pending: metric(engineMetrics, 'engine_outbox_pending') };
     };
     let playing = true;
@@ -342,6 +348,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
       rssPeakMiB: peakRss,
       rssEndedMiB: ended.rssMiB,
       rssSettledS,
+      loopP99MaxMs: loopP99Max,
       heldMiB: Object.fromEntries(Object.keys(heldFresh).map((service) => [service, { fresh: heldFresh[service]!, ended: heldEnded[service]! }])),
     };
   } finally {
@@ -375,10 +382,10 @@ for (const spec of specs) {
 const f = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
 const holds = (r: RunResult) => r.sayP99 <= 100 && r.replyP95 <= 1500 && r.outboxLagMaxS <= 10 && r.consolidationLagMaxS <= 10 && r.rssEndedMiB <= RSS_TARGET * r.rssFreshMiB;
 const header =
-  '| backend | embedder | processes | consolidation workers | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies / addressed | reply p50 ms | reply p95 ms | reply p95 after the first interval ms | wait before the turn p95 ms | of it queued behind other turns p95 ms | memory retrieval p95 ms | outbox lag max s | consolidation lag max s | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / after every game ended MiB (read after) | targets |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|';
+  '| backend | embedder | processes | consolidation workers | games x players | a line every | lines/s offered | achieved | say p50 ms | say p99 ms | refused | NPC replies / addressed | reply p50 ms | reply p95 ms | reply p95 after the first interval ms | wait before the turn p95 ms | of it queued behind other turns p95 ms | memory retrieval p95 ms | outbox lag max s | consolidation lag max s | event loop delay p99 max, memory / engine ms | catch-up s | CPU cores used | CPU ms per line | RSS fresh / peak / after every game ended MiB (read after) | targets |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|';
 const rows = results.map(
   (r) =>
-    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${{ one: 'one (npm start)', split: 'memory + engine', workers: 'memory + workers + engine' }[r.layout]} | ${WORKERS} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} / ${r.addressed} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.steadyP95)} | ${f(r.waitP95)} | ${f(r.queuedP95)} | ${f(r.retrievalP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x, ${f(r.rssSettledS)} s) | ${holds(r) ? 'held' : 'NOT held'} |`,
+    `| ${r.backend} | ${r.embedder === 'openai' ? 'OpenAI-compatible (local fake)' : r.embedder} | ${{ one: 'one (npm start)', split: 'memory + engine', workers: 'memory + workers + engine' }[r.layout]} | ${WORKERS} | ${r.games} x ${PARTICIPANTS} | ${r.intervalMs / 1000} s | ${f(r.offeredPerS)} | ${f(r.achievedPerS)} | ${f(r.sayP50, 1)} | ${f(r.sayP99, 1)} | ${r.refused} | ${r.replies} / ${r.addressed} | ${f(r.replyP50)} | ${f(r.replyP95)} | ${f(r.steadyP95)} | ${f(r.waitP95)} | ${f(r.queuedP95)} | ${f(r.retrievalP95)} | ${f(r.outboxLagMaxS, 1)} | ${f(r.consolidationLagMaxS, 1)} | ${f(r.loopP99MaxMs.memory)} / ${f(r.loopP99MaxMs.engine)} | ${f(r.catchUpS, 1)} | ${f(r.cpuCores, 2)} | ${f(r.cpuMsPerLine, 1)} | ${f(r.rssFreshMiB)} / ${f(r.rssPeakMiB)} / ${f(r.rssEndedMiB)} (${f(r.rssEndedMiB / r.rssFreshMiB, 2)}x, ${f(r.rssSettledS)} s) | ${holds(r) ? 'held' : 'NOT held'} |`,
 );
 const table = [header, ...rows].join('\n');
 console.log(table);
@@ -390,7 +397,7 @@ ${table}
 
 - **say**: until the engine answered 201, i.e. the line is kept in the engine's database (its log row and outbox calls committed). "refused": any other answer (rate limit, 503), or none within 10 s (the client gives up).
 - **NPC reply**: from sending an addressed line to the end of the NPC turn that answered it (the turn records of \`/v1/games/:id/npc-turns\`); lines over the room's turn budget get a "busy" notice instead and are not counted. Of it, the wait before its turn started (the say itself, then the NPC's earlier turns in that game, which run first, one at a time: "queued", from the NPC runtime's turn records) and the turn's memory retrieval (its context request to the memory service). Every game starts in the first interval, so that interval holds the start of all of them at once (each room's NPC with its full burst of turns); "after the first interval" is play going on. The target is checked on the whole run.
-- **lags**: sampled every second from \`/metrics\` (the engine's oldest undelivered memory call; the memory service's oldest due consolidation job) during play and until both queues were empty again ("catch-up", after the last line; given up after 60 s).
+- **lags**: sampled every second from \`/metrics\` (the engine's oldest undelivered memory call; the memory service's oldest due consolidation job, counted from when its first line was ingested, so its 2 s batching window is in it; and each service's event-loop delay, the 99th percentile of a 10 s window) during play and until both queues were empty again ("catch-up", after the last line; given up after 60 s).
 - **processes**: "one" is \`npm start\` (engine, NPC runtime, memory service and its workers share one event loop; the sentence encoder has a worker thread); "memory + engine" is the production layout (\`SERVICES\`), two processes, so the parties use both cores; "memory + workers + engine" also moves consolidation into a memory process of its own (\`MEMORY_WORKERS=0\` on the serving one). PostgreSQL's own processes are not counted in CPU.
 - **CPU**: the system processes' user + system time during play over wall time (2 cores: at most 2.00), and per acknowledged line: what a line costs the engine, the memory service (ingest, embedding every line for retrieval, consolidation) and the NPC turns together. With the sentence encoder in the process, embedding is most of it; with an OpenAI-compatible embedding endpoint (here a local fake with negligible cost) that work leaves the process, which shows where the 2 cores' ceiling is.
 - **RSS**: of the system's processes together, from /proc: fresh (after a warm-up game), the highest sampled during play, and after every game ended, read every 5 s until it is within the target or a minute has passed ("read after"). V8 keeps the heap it grew under load until the process has been quiet for a while (its memory reducer, 20-40 s here), so a reading taken at once shows garbage, not what is held. What each service holds is in its \`/metrics\` (\`process_resident_memory_bytes\`, \`nodejs_heap_size_used_bytes\`), printed with the run's JSON.

@@ -42,10 +42,13 @@ describe('the memory service\'s metrics', () => {
     expect(metrics.body).not.toContain(tenantId);
   });
 
-  it('exports what the process holds in memory (resident set and V8 heap), so an operator sees memory come back after games end', async () => {
+  it('exports what the process holds in memory (resident set and V8 heap) and how late its event loop runs, so an operator sees memory come back after games end and a saturated thread', async () => {
     const metrics = (await system.app.inject({ method: 'GET', url: '/metrics' })).body;
     for (const name of ['process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']) {
       expect(Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThan(0);
+    }
+    for (const name of ['nodejs_eventloop_lag_p99_seconds', 'nodejs_eventloop_lag_max_seconds']) {
+      expect(Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThanOrEqual(0);
     }
   });
 });
