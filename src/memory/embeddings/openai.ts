@@ -17,12 +17,18 @@ export interface OpenAIEmbedderOptions {
 /**
  * Any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, vLLM, Ollama, LM Studio, TEI).
  * Asks for 512 dimensions (honoured by text-embedding-3-*); a model that answers with another
- * size is refused with a clear error rather than stored.
+ * size is refused with a clear error rather than stored. Recent vectors are kept by text, and a
+ * text already asked for waits for that answer: a line ingested and then asked about in an NPC's
+ * context request is sent once.
  */
 export class OpenAIEmbedder implements Embedder {
   readonly id: string;
   readonly dimensions = EMBEDDING_DIMENSIONS;
   readonly similarityThreshold: number;
+
+  /** Texts sent and not answered yet: a second caller waits for the same answer. */
+  private readonly inFlight = new Map<string, Promise<Float32Array>>();
+  private readonly recent: RecentVectors;
 
   constructor(private readonly options: OpenAIEmbedderOptions) {
     this.id = `openai:${options.model}`;
@@ -30,19 +36,10 @@ export class OpenAIEmbedder implements Embedder {
     this.recent = new RecentVectors(options.cacheSize ?? 4096);
   }
 
-  /** Texts sent and not answered yet: a second caller waits for the same answer. */
-  private readonly inFlight = new Map<string, Promise<Float32Array>>();
-  private readonly recent: RecentVectors;
-
-  /** What the endpoint was asked for and what came from the cache, for tests and benchmarks. */
-  readonly counters = { requested: 0, cached: 0 };
-
   embed(texts: readonly string[]): Promise<Float32Array[]> {
     const known = texts.map((text) => this.recent.get(text));
     const ask = [...new Set(texts.filter((text, i) => !known[i] && !this.inFlight.has(text)))];
-    this.counters.cached += known.filter(Boolean).length;
     if (ask.length > 0) {
-      this.counters.requested += ask.length;
       const asked = this.request(ask);
       ask.forEach((text, i) => this.inFlight.set(text, asked.then((vectors) => vectors[i]!)));
       void asked
