@@ -143,7 +143,7 @@ export class MemoryService {
   async writeFactIn(tx: Tx, scope: Scope, input: FactInput, vector: Float32Array): Promise<FactMemory> {
     const target = factTarget(scope, input);
     await assertFactWriteAllowed(tx, scope.tenantId, target.gameId, target.participantId);
-    if (input.supersedes && !(await facts.markSuperseded(tx, input.tier, scope, input.supersedes))) {
+    if (input.supersedes && (await facts.markSupersededAll(tx, input.tier, scope, [input.supersedes])) !== 1) {
       throw new MemoryError('NOT_FOUND', 'the fact named in "supersedes" is not a current fact in your scope');
     }
     const row = await facts.insertFact(tx, input.tier, await this.sealedFact(tx, scope, randomUUID(), input, vector, target));

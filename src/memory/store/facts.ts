@@ -71,18 +71,6 @@ export async function markSupersededAll(tx: Sql, tier: FactTier, scope: Scope, i
   return rowCount;
 }
 
-/** Marks `id` superseded; false if no such current fact is visible. */
-export async function markSuperseded(tx: Sql, tier: FactTier, scope: Scope, id: string): Promise<boolean> {
-  const f = scopeFilter(tier, scope, 2);
-  if (!f) return false;
-  const { rowCount } = await tx.query(
-    `UPDATE ${TIER_TABLES[tier].table} SET superseded_at = now(), updated_at = now()
-     WHERE id = $1 AND superseded_at IS NULL AND ${f.sql}`,
-    [id, ...f.params],
-  );
-  return rowCount > 0;
-}
-
 export interface ListOptions {
   limit: number;
   /** Superseded and invalidated facts too (for audit and explanation); (Default: false) */

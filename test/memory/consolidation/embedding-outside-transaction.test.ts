@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Consolidator } from '../../../src/memory/consolidation/consolidator.js';
-import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { harness, type Harness } from '../lifecycle/support.js';
+import { harnessForTests } from '../lifecycle/support.js';
 
 const P = 'part-wait0001';
 
 describe('consolidation and the embedder', () => {
-  let database: TestDatabase;
-  let h: Harness;
-  beforeAll(async () => {
-    database = await openTestDatabase();
-    h = await harness(database.db);
-  });
-  afterAll(async () => {
-    await h?.cleanup();
-    await database?.drop();
-  });
+  const harnessOf = harnessForTests();
 
   it('does not hold its write transaction while the embedder works: a line ingested meanwhile is not kept waiting (PGlite has one connection)', async () => {
+    const h = harnessOf();
     await h.ingest('unblocked', [{ participantId: P, text: 'I keep bees on a rooftop in Lyon' }]);
     const embedder = h.system.service.embedder;
     const original = embedder.embed.bind(embedder);

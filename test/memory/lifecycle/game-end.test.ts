@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kekRef } from '../../../src/memory/crypto/data-keys.js';
 import { inScope } from '../../../src/memory/scope.js';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { harness, type Harness } from './support.js';
+import { harness, harnessForTests, type Harness } from './support.js';
 
 const P1 = 'part-alex0001';
 const DAY = 24 * 60 * 60 * 1000;
@@ -154,19 +154,10 @@ describe('game end: expiry by policy, embeddings cleared at once, shredded after
 });
 
 describe('a batch retried after its game ended', () => {
-  let database: TestDatabase;
-  let h: Harness;
-
-  beforeAll(async () => {
-    database = await openTestDatabase();
-    h = await harness(database.db);
-  });
-  afterAll(async () => {
-    await h?.cleanup();
-    await database?.drop();
-  });
+  const harnessOf = harnessForTests();
 
   it('answers a batch retried after its game ended as it answered it before (an outbox retry is not lost), and refuses any new one', async () => {
+    const h = harnessOf();
     const t = await h.token('retried', [P1]);
     const batch = {
       idempotencyKey: 'retried-after-end',

@@ -4,7 +4,8 @@ import { createTenant } from '../../../src/memory/credentials.js';
 import { buildMemorySystem, type MemorySystem } from '../../../src/memory/system.js';
 import type { Database } from '../../../src/memory/db/types.js';
 import type { LlmExtractorConfig } from '../../../src/memory/consolidation/extract/llm.js';
-import { tempDir } from '../../helpers/database.js';
+import { afterAll, beforeAll } from 'vitest';
+import { openTestDatabase, tempDir, type TestDatabase } from '../../helpers/database.js';
 
 export interface Harness {
   system: MemorySystem;
@@ -91,4 +92,22 @@ export async function factsOf(h: Harness, gameId: string, participants: string[]
   const r = await h.call('GET', `/v1/npcs/${npcId}/memories?tier=${tier}&limit=1000&history=true`, t);
   if (r.status !== 200) throw new Error(`list ${tier}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.memories;
+}
+
+/**
+ * A harness on a test database of its own for the enclosing file or describe block: opened before
+ * its tests, closed and dropped after them. Call the returned function inside a test.
+ */
+export function harnessForTests(options?: Parameters<typeof harness>[1]): () => Harness {
+  let database: TestDatabase | undefined;
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    h = await harness(database.db, options);
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+    await database?.drop();
+  });
+  return () => h!;
 }
