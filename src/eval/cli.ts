@@ -92,7 +92,7 @@ targetOptions(
 program
   .command('natural')
   .description('natural-phrasing paired tenants: recall, paraphrase, update, stale, abstention, forget, same-game, erasure; ablations; bootstrap CIs (docs/eval/README.md)')
-  .addOption(new Option('--split <split>', 'which split (tune on dev; val is written apart from the project; test is for reporting)').choices(['dev', 'val', 'test']).makeOptionMandatory())
+  .addOption(new Option('--split <split>', 'which split (tune on dev; val is written apart from the project; val2 and test are for reporting)').choices(['dev', 'val', 'val2', 'test']).makeOptionMandatory())
   .addOption(new Option('--backend <backend>', 'database of the system started in process').choices(['pglite', 'postgres']).default('pglite'))
   .addOption(new Option('--database-url <url>', 'with --backend postgres: the server (a fresh database is created and dropped)').env('DATABASE_URL'))
   .option('--dataset <file>', 'dataset (default: eval/datasets/natural.<split>.json)')
@@ -100,11 +100,12 @@ program
   .option('--settle-ms <ms>', 'settling interval after setup and after erasure', '150')
   .option('--reply-timeout-ms <ms>', 'longest wait for one NPC reply', '10000')
   .option('--no-ablations', 'skip the retrieval ablations')
+  .option('--dump-windows <file>', "with ablations: write each probe's context window in a new game, one JSON line each, to replay the responder on (src/eval/replay.ts)")
   .option('--output <file>', 'result JSON, written once (default: eval/results/natural-<split>-<backend>.json)')
   .option('--report <file>', 'also write a markdown report here')
   .option('--price-per-1k <input,output>', "the model's price per 1,000 input and output tokens, for cost per probe (recorded in the result)")
   .option('--enforce-targets', 'exit 1 when a target is not met')
-  .action(async (opts: { split: 'dev' | 'val' | 'test'; backend: 'pglite' | 'postgres'; databaseUrl?: string; dataset?: string; pairs?: string; settleMs: string; replyTimeoutMs: string; ablations: boolean; output?: string; report?: string; pricePer1k?: string; enforceTargets?: boolean }) => {
+  .action(async (opts: { split: 'dev' | 'val' | 'val2' | 'test'; backend: 'pglite' | 'postgres'; databaseUrl?: string; dataset?: string; pairs?: string; settleMs: string; replyTimeoutMs: string; ablations: boolean; dumpWindows?: string; output?: string; report?: string; pricePer1k?: string; enforceTargets?: boolean }) => {
     const prices = pricesOf(opts.pricePer1k);
     if (opts.backend === 'postgres' && !opts.databaseUrl) fail('--backend postgres needs --database-url (or DATABASE_URL)');
     const { generateNatural } = await import('./natural/generate.js');
@@ -123,13 +124,13 @@ program
       dataset.tenants = dataset.tenants.filter((t) => keep.has(t.alias));
     }
     // The val split was written by hand, apart from the generator (eval/datasets/README.md).
-    const reproducible = opts.split === 'val' ? null : `${JSON.stringify(generateNatural({ split: opts.split }), null, 2)}\n` === loaded.text;
+    const reproducible = opts.split === 'val' || opts.split === 'val2' ? null : `${JSON.stringify(generateNatural({ split: opts.split }), null, 2)}\n` === loaded.text;
     const revision = gitRevision();
     const startedAt = new Date().toISOString();
     const target = await startInProcess({ databaseUrl: opts.backend === 'postgres' ? opts.databaseUrl : undefined });
     let pairs;
     try {
-      pairs = await runExtended(target, dataset, { settleMs, ablations: opts.ablations, replyTimeoutMs: nonNegative('--reply-timeout-ms', opts.replyTimeoutMs), onProgress: progressBar(`natural ${opts.split}`) });
+      pairs = await runExtended(target, dataset, { settleMs, ablations: opts.ablations, dumpWindows: opts.dumpWindows, replyTimeoutMs: nonNegative('--reply-timeout-ms', opts.replyTimeoutMs), onProgress: progressBar(`natural ${opts.split}`) });
     } finally {
       await target.close();
     }
@@ -267,6 +268,25 @@ program
     const same = JSON.stringify(again) === JSON.stringify(result.summary);
     console.log(same ? `${file}: the summary follows from the raw records` : `${file}: the summary does NOT follow from the raw records`);
     if (!same) process.exitCode = 1;
+  });
+
+program
+  .command('replay')
+  .description('the offline responder again on dumped context windows (eval:natural --dump-windows): pass rate per probe kind, in seconds')
+  .argument('<dumps...>', 'window dump files (JSON lines)')
+  .option('--misses <kind>', 'also print the failed probes of this kind, with their windows\' facts')
+  .action(async (files: string[], opts: { misses?: string }) => {
+    const { readDumps, replay, replaySummary } = await import('./replay.js');
+    const replayed = (await readDumps(files)).map(replay);
+    const { byKind, leaks } = replaySummary(replayed);
+    for (const [kind, { passed, total }] of Object.entries(byKind)) console.log(`${kind.padEnd(11)} ${((100 * passed) / total).toFixed(1).padStart(5)}%  ${passed}/${total}`);
+    console.log(`foreign leaks: ${leaks}`);
+    for (const r of replayed.filter((x) => opts.misses !== undefined && (x.dump.probe.kind ?? 'recall') === opts.misses && !x.score.pass)) {
+      const { probe, window, asker } = r.dump;
+      console.log(`\n? ${probe.question}   [want ${(probe.required ?? probe.anyOf ?? []).join('|')}] topic=${window.retrieval?.topic}/${window.retrieval?.topicFrom} asksFor=${window.retrieval?.asksFor ?? ''}`);
+      console.log(`> ${r.reply}`);
+      for (const f of window.participants[asker]?.facts ?? []) console.log(`   ${(f.match ?? 0).toFixed(2)} ${f.key.padEnd(28)} ${f.summary}${f.names ? ` (names ${f.names})` : ''}`);
+    }
   });
 
 program

@@ -44,6 +44,17 @@ describe('the natural-phrasing datasets', () => {
     for (const t of dataset.tenants) for (const p of t.probes) for (const r of p.required ?? []) expect(t.setup.some((line) => has(line, r)), `${p.id}: ${r}`).toBe(true);
   });
 
+  it('has a second hand-written split (val2) that loads, keeps the pairing invariant and lets every probe fail a wrong reply', async () => {
+    const { dataset } = await loadDataset(naturalFiles.val2);
+    expect(pairingProblems(dataset)).toEqual([]);
+    expect(kindProblems(dataset)).toEqual([]);
+    const sizes = sizesOf(dataset);
+    expect(sizes.tenants).toBe(32);
+    expect(sizes.probes.recall).toBeGreaterThanOrEqual(180);
+    expect(sizes.probes.abstention).toBeGreaterThanOrEqual(60);
+    for (const t of dataset.tenants) for (const p of t.probes) for (const r of p.required ?? []) expect(t.setup.some((line) => has(line, r)), `${p.id}: ${r}`).toBe(true);
+  });
+
   it('include hand-written tuning sets (dev-extra) that load, keep the pairing invariant and let every probe fail a wrong reply', async () => {
     for (const name of ['partners-allergies', 'life', 'open-topics', 'updates', 'changes', 'updates2', 'updates3']) {
       const { dataset } = await loadDataset(`eval/datasets/dev-extra/${name}.json`);

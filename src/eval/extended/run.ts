@@ -6,8 +6,9 @@
  * service's admin API, and the after-erasure probes (deletion; the second tenant is the control).
  */
 import { randomBytes } from 'node:crypto';
+import { appendFile } from 'node:fs/promises';
 import { MemoryHttpClient } from '../../boundary/memory-client.js';
-import type { ContextFact, ContextRequest, RoomMessage } from '../../boundary/context.js';
+import type { ContextFact, ContextRequest, ContextWindow, RoomMessage } from '../../boundary/context.js';
 import { respond } from '../../npc/offline-responder.js';
 import type { Dataset, Probe, Tenant } from '../dataset.js';
 import { gameWith, npcTurns } from '../game.js';
@@ -53,6 +54,18 @@ export function holds(facts: readonly ContextFact[], probe: Pick<Probe, 'require
   return facts.some((f) => scoreReply(f.summary, { required: probe.required, anyOf: probe.anyOf, forbidden }).pass);
 }
 
+/** One probe's context window as the memory service assembled it in a new game, for replaying the responder. */
+export interface WindowDump {
+  pair: number;
+  tenant: string;
+  asker: string;
+  npc: { npcId: string; firstName: string };
+  probe: Probe;
+  /** The line as the player said it (the NPC addressed). */
+  text: string;
+  window: ContextWindow;
+}
+
 export interface ErasureRecord {
   pair: number;
   tenant: string;
@@ -73,6 +86,8 @@ export interface PairRecord {
 export interface ExtendedOptions {
   settleMs: number;
   ablations?: boolean;
+  /** A file to append each probe's full window in a new game to, one JSON line each (`WindowDump`). */
+  dumpWindows?: string;
   replyTimeoutMs?: number;
   onProgress?: (done: number, total: number, label: string) => void;
 }
@@ -158,6 +173,10 @@ export async function runExtended(target: EvalTarget, dataset: Dataset, options:
               state: { version: 0, facts: {} },
             };
             const window = await memory.context(gameId, npc.npcId, request);
+            if (options.dumpWindows && scope === 'new-game') {
+              const dump: WindowDump = { pair, tenant: t.alias, asker, npc: { npcId: npc.npcId, firstName: npc.firstName }, probe, text, window };
+              await appendFile(options.dumpWindows, `${JSON.stringify(dump)}\n`);
+            }
             for (const config of ABLATIONS) {
               const view = ablate(window, config, asker, text);
               const reply = respond({ npc: { npcId: npc.npcId, firstName: npc.firstName }, window: view, trigger: { participantId: asker, anonymous: false, text, targeted: true } }).text;

@@ -4,6 +4,11 @@ export const naturalFiles = {
   dev: 'eval/datasets/natural.dev.json',
   /** Written apart from the project and its generator (docs/eval/README.md, "The val split"). */
   val: 'eval/datasets/natural.val.json',
+  /**
+   * Written the same way by another session on 2026-12-07, and run once per change without its
+   * misses being read: the held-out hand-written split (docs/eval/README.md, "The val2 split").
+   */
+  val2: 'eval/datasets/natural.val2.json',
   test: 'eval/datasets/natural.test.json',
   manifest: 'eval/datasets/natural.manifest.json',
 } as const;
