@@ -32,17 +32,30 @@ export type RetentionClass = (typeof RETENTION_CLASSES)[number];
 /** What a data key protects; destroying it shreds every row encrypted under it. */
 export type KeyScope = 'game' | 'participant' | 'npc';
 
-/** The one table of tier facts: where each durable tier lives and which scope keys bind it. */
+/** The sections of a context window that hold a tier's rows (and the context record's `chosen` keys). */
+export type Section = 'clues' | 'social' | 'episodes' | 'lore';
+
+/**
+ * The one table of tiers: where each durable tier lives, which scope keys bind it, what key its
+ * text is sealed under, the section of a context window its rows are packed into (none: an
+ * anonymous fragment is never shown, only compared with a speaker's story) and how many of its
+ * rows one context assembly reads before scoring (the social tier: per participant present).
+ */
 export const TIER_TABLES: Record<
   DurableTier,
-  { table: string; gameBound: boolean; participantBound: boolean; keyScope: KeyScope }
+  { table: string; gameBound: boolean; participantBound: boolean; keyScope: KeyScope; section: Section | null; contextLimit: number }
 > = {
-  episodic: { table: 'memory.episodic', gameBound: true, participantBound: false, keyScope: 'game' },
-  clue: { table: 'memory.clues', gameBound: true, participantBound: false, keyScope: 'game' },
-  social: { table: 'memory.social', gameBound: false, participantBound: true, keyScope: 'participant' },
-  lore: { table: 'memory.lore', gameBound: false, participantBound: false, keyScope: 'npc' },
-  fragment: { table: 'memory.fragments', gameBound: false, participantBound: false, keyScope: 'npc' },
+  episodic: { table: 'memory.episodic', gameBound: true, participantBound: false, keyScope: 'game', section: 'episodes', contextLimit: 20 },
+  clue: { table: 'memory.clues', gameBound: true, participantBound: false, keyScope: 'game', section: 'clues', contextLimit: 50 },
+  social: { table: 'memory.social', gameBound: false, participantBound: true, keyScope: 'participant', section: 'social', contextLimit: 16 },
+  lore: { table: 'memory.lore', gameBound: false, participantBound: false, keyScope: 'npc', section: 'lore', contextLimit: 20 },
+  fragment: { table: 'memory.fragments', gameBound: false, participantBound: false, keyScope: 'npc', section: null, contextLimit: 3 },
 };
+
+/** The tier whose rows a window section holds. */
+export const SECTION_TIER = Object.fromEntries(
+  DURABLE_TIERS.flatMap((tier) => (TIER_TABLES[tier].section ? [[TIER_TABLES[tier].section, tier]] : [])),
+) as Record<Section, DurableTier>;
 
 export interface Provenance {
   source: Source;

@@ -254,9 +254,14 @@ class Opener {
 function packSections(packer: Packer, resolved: Resolved, opener: Opener, request: ContextRequest, asked: { speaker: string | undefined; topic: string | undefined }) {
   const byScore = (a: { score: number }, b: { score: number }) => b.score - a.score;
   const chosen: ContextRecord['chosen'] = { clues: [], social: [], lore: [], episodes: [] };
-  const clues = resolved.clues.sort(byScore);
-  const clueFacts = packer.take('clues', clues.length, (i) => opener.fact(clues[i]!));
-  chosen.clues = clueFacts.map((f) => ({ id: f.id, score: f.score }));
+  // A section of one tier's facts for everyone present (clues, lore): by score.
+  const plain = (section: 'clues' | 'lore') => {
+    const candidates = resolved[section].sort(byScore);
+    const facts = packer.take(section, candidates.length, (i) => opener.fact(candidates[i]!));
+    chosen[section] = facts.map((f) => ({ id: f.id, score: f.score }));
+    return facts;
+  };
+  const clues = plain('clues');
 
   // What was just asked is answered from the asker's facts of that topic: they go first, the
   // nearest to the question first; then every other fact by its score.
@@ -279,10 +284,8 @@ function packSections(packer: Packer, resolved: Resolved, opener: Opener, reques
   const episodeItems = packer.take('episodes', episodes.length, (i) => opener.episode(episodes[i]!));
   chosen.episodes = episodeItems.map((e) => ({ id: e.id, score: e.score }));
 
-  const lore = resolved.lore.sort(byScore);
-  const loreFacts = packer.take('lore', lore.length, (i) => opener.fact(lore[i]!));
-  chosen.lore = loreFacts.map((f) => ({ id: f.id, score: f.score }));
-  return { clues: clueFacts, participants, episodes: episodeItems, lore: loreFacts, chosen };
+  const lore = plain('lore');
+  return { clues, participants, episodes: episodeItems, lore, chosen };
 }
 
 const ms = (x: number) => Math.round(x * 100) / 100;

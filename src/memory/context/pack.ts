@@ -11,8 +11,12 @@ import type { ContextWindow } from '../../boundary/context.js';
 import { QUOTAS } from './scoring.js';
 import { countTokens, jsonTokens } from './tokens.js';
 import { STATE_DIRECTIVE } from './directives.js';
+import { SECTION_TIER, type Section } from '../types.js';
 
-export type Section = 'clues' | 'social' | 'episodes' | 'lore';
+export type { Section };
+
+/** The quotas of the sections that hold tiers' rows, added up: what the shared room is divided by. */
+const SECTION_SHARES = (Object.keys(SECTION_TIER) as Section[]).reduce((sum, section) => sum + QUOTAS[section], 0);
 
 /** Below this many free tokens no item fits; packing a section stops. */
 const MIN_ITEM_TOKENS = 24;
@@ -56,8 +60,7 @@ export class Packer {
 
   /** Packs the section's items in order, rendering each (undefined: skipped) until its quota is used. */
   take<T>(section: Section, count: number, render: (i: number) => T | undefined, cost: (t: T) => number = jsonTokens): T[] {
-    const shares = QUOTAS.clues + QUOTAS.social + QUOTAS.episodes + QUOTAS.lore;
-    const quota = Math.floor((this.#shared * QUOTAS[section]) / shares) + this.#carry;
+    const quota = Math.floor((this.#shared * QUOTAS[section]) / SECTION_SHARES) + this.#carry;
     let room = quota;
     let misses = 0;
     const out: T[] = [];

@@ -9,10 +9,11 @@
 import { latestProceduralStatement, type ProceduralRow } from './procedural.js';
 import { EPISODE_COLUMNS, candidateColumns, type CandidateRow, type EpisodeRow } from './rows.js';
 import { WORKING_SELECT, type WorkingRow } from './working.js';
+import { TIER_TABLES } from '../types.js';
 
-/** How many candidates each tier contributes before scoring. A participant's facts are first cut to
- * their most important ones (cheap), and only those are compared with the query (a vector distance each). */
-export const CONTEXT_LIMITS = { clues: 50, socialPerParticipant: 16, lore: 20, episodes: 20, fragments: 3 } as const;
+/** How many candidates each tier contributes before scoring (`TIER_TABLES`' `contextLimit`). A participant's
+ * facts are first cut to their nearest to the question (cheap), and only those are scored. */
+const limit = (tier: keyof typeof TIER_TABLES) => TIER_TABLES[tier].contextLimit;
 
 export interface ContextReadInput {
   tenantId: string;
@@ -49,38 +50,43 @@ export function contextStatements(input: ContextReadInput): { text: string; para
   return [
     latestProceduralStatement(tenantId, npcId),
     { text: WORKING_SELECT, params: [tenantId, gameId, roomId, npcId] },
+    rankedFacts('clue', input),
     {
-      text: `SELECT ${candidateColumns(true, false)}, embedding <=> $1::vector AS distance, embedding <=> $5::vector AS match_distance FROM memory.clues
-             WHERE tenant_id = $2 AND game_id = $3 AND npc_id = $4 AND ${CURRENT} ORDER BY distance LIMIT ${CONTEXT_LIMITS.clues}`,
-      params: [q, tenantId, gameId, npcId, qa],
-    },
-    {
-      text: `SELECT ${candidateColumns(false, true)}, embedding <=> $1::vector AS distance, embedding <=> $5::vector AS match_distance FROM memory.social
+      text: `SELECT ${candidateColumns(false, true)}, embedding <=> $1::vector AS distance, embedding <=> $5::vector AS match_distance FROM ${TIER_TABLES.social.table}
              WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY participant_id
                                                  ORDER BY fact_key = 'speaker.name' DESC, embedding <=> $5::vector NULLS LAST, importance DESC, created_at DESC) AS rank
-                          FROM memory.social WHERE tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[]) AND ${CURRENT}) ranked
-                          WHERE rank <= ${CONTEXT_LIMITS.socialPerParticipant})
+                          FROM ${TIER_TABLES.social.table} WHERE tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[]) AND ${CURRENT}) ranked
+                          WHERE rank <= ${limit('social')})
                AND tenant_id = $2 AND npc_id = $3 AND participant_id = ANY ($4::text[])`,
       params: [q, tenantId, npcId, present, qa],
     },
+    rankedFacts('lore', input),
     {
-      text: `SELECT ${candidateColumns(false, false)}, embedding <=> $1::vector AS distance, embedding <=> $4::vector AS match_distance FROM memory.lore
-             WHERE tenant_id = $2 AND npc_id = $3 AND ${CURRENT} ORDER BY distance LIMIT ${CONTEXT_LIMITS.lore}`,
-      params: [q, tenantId, npcId, qa],
-    },
-    {
-      text: `SELECT ${EPISODE_COLUMNS}, embedding <=> $1::vector AS distance FROM memory.episodic
-             WHERE tenant_id = $2 AND game_id = $3 AND npc_id = $4 ORDER BY distance LIMIT ${CONTEXT_LIMITS.episodes}`,
+      text: `SELECT ${EPISODE_COLUMNS}, embedding <=> $1::vector AS distance FROM ${TIER_TABLES.episodic.table}
+             WHERE tenant_id = $2 AND game_id = $3 AND npc_id = $4 ORDER BY distance LIMIT ${limit('episodic')}`,
       params: [q, tenantId, gameId, npcId],
     },
     ...(input.speaker
       ? [{
-          text: `SELECT id, key_id, embedding <=> $1::vector AS distance FROM memory.fragments
-                 WHERE tenant_id = $2 AND npc_id = $3 AND ${CURRENT} ORDER BY distance LIMIT ${CONTEXT_LIMITS.fragments}`,
+          text: `SELECT id, key_id, embedding <=> $1::vector AS distance FROM ${TIER_TABLES.fragment.table}
+                 WHERE tenant_id = $2 AND npc_id = $3 AND ${CURRENT} ORDER BY distance LIMIT ${limit('fragment')}`,
           params: [input.speaker, tenantId, npcId],
         }]
       : []),
   ];
+}
+
+/**
+ * The current facts of a tier bound to neither a participant nor anything narrower than its game
+ * (clues, lore), nearest to the room's talk first, with their distance to the question.
+ */
+function rankedFacts(tier: 'clue' | 'lore', { tenantId, gameId, npcId, query, question }: ContextReadInput): { text: string; params: unknown[] } {
+  const { table, gameBound } = TIER_TABLES[tier];
+  return {
+    text: `SELECT ${candidateColumns(gameBound, false)}, embedding <=> $1::vector AS distance, embedding <=> $4::vector AS match_distance FROM ${table}
+             WHERE tenant_id = $2${gameBound ? ' AND game_id = $5' : ''} AND npc_id = $3 AND ${CURRENT} ORDER BY distance LIMIT ${limit(tier)}`,
+    params: [query, tenantId, npcId, question, ...(gameBound ? [gameId] : [])],
+  };
 }
 
 /** The rows of `contextStatements`' results, by tier. */

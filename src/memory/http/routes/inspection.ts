@@ -13,7 +13,7 @@ import { getEpisode } from '../../store/episodes.js';
 import { getFact } from '../../store/facts.js';
 import type { EpisodeRow, FactRow } from '../../store/rows.js';
 import { getContextLog } from '../../store/working.js';
-import type { DurableTier } from '../../types.js';
+import { SECTION_TIER, TIER_TABLES, type DurableTier, type Section } from '../../types.js';
 import type { Sql } from '../../db/types.js';
 import { UUID } from '../auth.js';
 
@@ -46,8 +46,6 @@ export type InspectedMemory =
 const Params = Type.Object({ contextId: Type.String({ maxLength: 64 }) }, strict);
 const Body = Type.Object({ gameId: ScopeId }, strict);
 
-/** The record's sections, as tiers. */
-const SECTIONS: Record<string, DurableTier> = { clues: 'clue', social: 'social', lore: 'lore', episodes: 'episodic' };
 
 /**
  * Operator inspection: the remembered text behind a context window's memory ids.
@@ -91,7 +89,7 @@ export function inspectionRoutes(fastify: FastifyInstance, { service }: MemoryRo
       const wanted: Wanted[] = [];
       const participants = new Set<string>();
       for (const [section, rows] of Object.entries(record.chosen ?? {})) {
-        const tier = SECTIONS[section];
+        const tier = SECTION_TIER[section as Section];
         if (!tier) continue;
         for (const row of rows) {
           wanted.push({ id: row.id, tier, participantId: row.participantId });
@@ -147,8 +145,9 @@ async function readRows(tx: Sql, service: MemoryService, scope: Scope, wanted: r
   for (const { id, tier, participantId } of wanted) {
     const row = found.get(id);
     if (!row) {
-      const reason: UnavailableReason =
-        (tier === 'episodic' || tier === 'clue') && ended ? 'game_ended' : tier === 'social' && (await erased(participantId)) ? 'participant_erased' : 'removed';
+      // Gone with what binds it: its game's end, or its participant's erasure.
+      const { gameBound, participantBound } = TIER_TABLES[tier];
+      const reason: UnavailableReason = gameBound && ended ? 'game_ended' : participantBound && (await erased(participantId)) ? 'participant_erased' : 'removed';
       out.push({ id, tier, available: false, reason });
       continue;
     }
