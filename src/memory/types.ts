@@ -35,22 +35,32 @@ export type KeyScope = 'game' | 'participant' | 'npc';
 /** The sections of a context window that hold a tier's rows (and the context record's `chosen` keys). */
 export type Section = 'clues' | 'social' | 'episodes' | 'lore';
 
+/** What a clone of an NPC does with a tier's rows: copies them (lore; social facts with consent), or leaves them, counted and unopened. */
+export type CloneRule = 'copy' | 'excluded';
+
 /**
  * The one table of tiers: where each durable tier lives, which scope keys bind it, what key its
  * text is sealed under, the section of a context window its rows are packed into (none: an
- * anonymous fragment is never shown, only compared with a speaker's story) and how many of its
- * rows one context assembly reads before scoring (the social tier: per participant present).
+ * anonymous fragment is never shown, only compared with a speaker's story), how many of its
+ * rows one context assembly reads before scoring (the social tier: per participant present),
+ * what a clone does with them, and what one row is called in a clone's report.
  */
-export const TIER_TABLES: Record<
+export const TIER_TABLES = {
+  episodic: { table: 'memory.episodic', gameBound: true, participantBound: false, keyScope: 'game', section: 'episodes', contextLimit: 20, clone: 'excluded', noun: 'episode' },
+  clue: { table: 'memory.clues', gameBound: true, participantBound: false, keyScope: 'game', section: 'clues', contextLimit: 50, clone: 'excluded', noun: 'game clue' },
+  social: { table: 'memory.social', gameBound: false, participantBound: true, keyScope: 'participant', section: 'social', contextLimit: 16, clone: 'copy', noun: 'social fact' },
+  lore: { table: 'memory.lore', gameBound: false, participantBound: false, keyScope: 'npc', section: 'lore', contextLimit: 20, clone: 'copy', noun: 'lore fact' },
+  fragment: { table: 'memory.fragments', gameBound: false, participantBound: false, keyScope: 'npc', section: null, contextLimit: 3, clone: 'excluded', noun: 'anonymous fragment' },
+} as const satisfies Record<
   DurableTier,
-  { table: string; gameBound: boolean; participantBound: boolean; keyScope: KeyScope; section: Section | null; contextLimit: number }
-> = {
-  episodic: { table: 'memory.episodic', gameBound: true, participantBound: false, keyScope: 'game', section: 'episodes', contextLimit: 20 },
-  clue: { table: 'memory.clues', gameBound: true, participantBound: false, keyScope: 'game', section: 'clues', contextLimit: 50 },
-  social: { table: 'memory.social', gameBound: false, participantBound: true, keyScope: 'participant', section: 'social', contextLimit: 16 },
-  lore: { table: 'memory.lore', gameBound: false, participantBound: false, keyScope: 'npc', section: 'lore', contextLimit: 20 },
-  fragment: { table: 'memory.fragments', gameBound: false, participantBound: false, keyScope: 'npc', section: null, contextLimit: 3 },
-};
+  { table: string; gameBound: boolean; participantBound: boolean; keyScope: KeyScope; section: Section | null; contextLimit: number; clone: CloneRule; noun: string }
+>;
+
+/** The tiers a clone copies, and those it leaves. */
+export type CopiedTier = { [T in DurableTier]: (typeof TIER_TABLES)[T]['clone'] extends 'copy' ? T : never }[DurableTier];
+export type ExcludedTier = Exclude<DurableTier, CopiedTier>;
+export const COPIED_TIERS = DURABLE_TIERS.filter((t): t is CopiedTier => TIER_TABLES[t].clone === 'copy');
+export const EXCLUDED_TIERS = DURABLE_TIERS.filter((t): t is ExcludedTier => TIER_TABLES[t].clone === 'excluded');
 
 /** The tier whose rows a window section holds. */
 export const SECTION_TIER = Object.fromEntries(

@@ -5,7 +5,7 @@ import type { DataKeys } from '../crypto/data-keys.js';
 import { inScope } from '../scope.js';
 import { RowOpener, sealText } from '../crypto/sealed-rows.js';
 import { MemoryError } from '../errors.js';
-import type { Lineage } from '../types.js';
+import { COPIED_TIERS, EXCLUDED_TIERS, TIER_TABLES, type CopiedTier as CopyTier, type ExcludedTier, type Lineage } from '../types.js';
 import { appendAudit, canonicalJson } from '../audit/ledger.js';
 import { consentInputs, type ConsentStatus, type ConsentTokens } from './consent.js';
 import { looksLikeClue, redactedPreview, unopenedPreview } from './redact.js';
@@ -29,9 +29,7 @@ import * as store from './store.js';
 export const TOOL_VERSION = 'npc-memory/clone@1.0.0';
 
 export type BlockRule =
-  | 'clue_excluded'
-  | 'episodic_excluded'
-  | 'fragment_excluded'
+  | `${ExcludedTier}_excluded`
   | 'not_current'
   | 'no_consent'
   | `consent_${Exclude<ConsentStatus, 'valid'>}`
@@ -80,7 +78,7 @@ export interface CloneRequest {
 }
 
 interface CopyItem {
-  tier: 'lore' | 'social';
+  tier: CopyTier;
   row: store.SourceFactRow;
   body: Buffer;
 }
@@ -194,24 +192,22 @@ export class Cloner {
     await store.setNpcScope(tx, sourceNpc, [...consent.consented]);
 
     const procedural = await store.currentProcedural(tx, tenantId, sourceNpc);
-    const facts = { lore: await store.sourceFacts(tx, 'lore', tenantId, sourceNpc), social: await store.sourceFacts(tx, 'social', tenantId, sourceNpc) };
-    const excluded = {
-      clue: await store.excludedRows(tx, 'clue', tenantId, sourceNpc, perRule),
-      episodic: await store.excludedRows(tx, 'episodic', tenantId, sourceNpc, perRule),
-      fragment: await store.excludedRows(tx, 'fragment', tenantId, sourceNpc, perRule),
-    };
-    if (!procedural && facts.lore.length + facts.social.length + excluded.clue.count + excluded.episodic.count + excluded.fragment.count === 0) {
+    // What the clone contract copies and what it leaves, tier by tier (TIER_TABLES' `clone`).
+    const facts = new Map<CopyTier, store.SourceFactRow[]>();
+    for (const tier of COPIED_TIERS) facts.set(tier, await store.sourceFacts(tx, tier, tenantId, sourceNpc));
+    const excluded = new Map<ExcludedTier, { count: number; sample: store.ExcludedRow[] }>();
+    for (const tier of EXCLUDED_TIERS) excluded.set(tier, await store.excludedRows(tx, tier, tenantId, sourceNpc, perRule));
+    const held = [...facts.values()].reduce((n, rows) => n + rows.length, 0) + [...excluded.values()].reduce((n, x) => n + x.count, 0);
+    if (!procedural && held === 0) {
       throw new MemoryError('SOURCE_NOT_FOUND', `NPC "${sourceNpc}" has no memory in your tenant; nothing to clone`);
     }
 
     const blocked = new Blocked(perRule);
-    blocked.excluded('clue', 'clue_excluded', 'game clue', excluded.clue);
-    blocked.excluded('episodic', 'episodic_excluded', 'episode', excluded.episodic);
-    blocked.excluded('fragment', 'fragment_excluded', 'anonymous fragment', excluded.fragment);
+    for (const [tier, rows] of excluded) blocked.excluded(tier, `${tier}_excluded`, TIER_TABLES[tier].noun, rows);
     const copies: CopyItem[] = [];
     const tokensByTier = { procedural: 0, lore: 0, social: 0 };
-    for (const tier of ['lore', 'social'] as const) {
-      for (const row of facts[tier]) {
+    for (const [tier, rows] of facts) {
+      for (const row of rows) {
         const copy = await this.consider(tx, request, tier, row, consent, blocked);
         if (!copy) continue;
         tokensByTier[tier] += copy.tokens;
@@ -255,7 +251,7 @@ export class Cloner {
   }
 
   /** One lore or social fact: copied (opened, with its token count), or blocked by the first rule it meets. */
-  private async consider(tx: Tx, { tenantId, sourceNpc }: CloneRequest, tier: 'lore' | 'social', row: store.SourceFactRow, consent: Consent, blocked: Blocked): Promise<{ item: CopyItem; tokens: number } | undefined> {
+  private async consider(tx: Tx, { tenantId, sourceNpc }: CloneRequest, tier: CopyTier, row: store.SourceFactRow, consent: Consent, blocked: Blocked): Promise<{ item: CopyItem; tokens: number } | undefined> {
     const unopened = (rule: BlockRule, what: string, why: string) => blocked.add(tier, rule, { id: row.id, preview: unopenedPreview(what, row.fact_key, why) });
     if (row.superseded_at || row.invalidated_at) return unopened('not_current', `${tier} fact`, 'superseded or invalidated, not opened');
     if (tier === 'social' && !consent.consented.has(row.participant_id!)) {
@@ -295,7 +291,7 @@ class Blocked {
   }
 
   /** A tier the clone contract excludes: counted whole, a few rows shown, none opened. */
-  excluded(tier: 'clue' | 'episodic' | 'fragment', rule: BlockRule, kind: string, { count, sample }: { count: number; sample: store.ExcludedRow[] }): void {
+  excluded(tier: ExcludedTier, rule: BlockRule, kind: string, { count, sample }: { count: number; sample: store.ExcludedRow[] }): void {
     if (count === 0) return;
     this.#count(tier, rule, count);
     for (const r of sample.slice(0, this.perRule)) {

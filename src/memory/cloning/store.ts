@@ -4,10 +4,10 @@ import { setLocal } from '../scope.js';
 import { Values } from '../store/values.js';
 import { factColumns, type FactRow } from '../store/rows.js';
 import { latestProcedural } from '../store/procedural.js';
-import type { Lineage } from '../types.js';
+import { TIER_TABLES, type CopiedTier, type ExcludedTier, type Lineage } from '../types.js';
 
-export type CopyTier = 'lore' | 'social';
-const TABLE: Record<CopyTier, string> = { lore: 'memory.lore', social: 'memory.social' };
+/** The tiers a clone copies (`TIER_TABLES`' `clone`). */
+export type CopyTier = CopiedTier;
 
 export interface SourceFactRow extends FactRow {
   embedding_text: string | null;
@@ -17,8 +17,8 @@ export interface SourceFactRow extends FactRow {
 /** All facts of one copyable tier held by `npcId` (current or not: the pipeline reports both). */
 export async function sourceFacts(tx: Sql, tier: CopyTier, tenantId: string, npcId: string): Promise<SourceFactRow[]> {
   const { rows } = await tx.query<SourceFactRow>(
-    `SELECT ${factColumns(false, tier === 'social')}, embedding::text AS embedding_text, embedder
-     FROM ${TABLE[tier]} WHERE tenant_id = $1 AND npc_id = $2 ORDER BY created_at, id`,
+    `SELECT ${factColumns(false, TIER_TABLES[tier].participantBound)}, embedding::text AS embedding_text, embedder
+     FROM ${TIER_TABLES[tier].table} WHERE tenant_id = $1 AND npc_id = $2 ORDER BY created_at, id`,
     [tenantId, npcId],
   );
   return rows;
@@ -33,13 +33,14 @@ export interface ExcludedRow {
 /** Rows of a tier that is never copied: how many, and a few ids to show. Nothing is decrypted. */
 export async function excludedRows(
   tx: Sql,
-  tier: 'clue' | 'episodic' | 'fragment',
+  tier: ExcludedTier,
   tenantId: string,
   npcId: string,
   sample: number,
 ): Promise<{ count: number; sample: ExcludedRow[] }> {
-  const table = { clue: 'memory.clues', episodic: 'memory.episodic', fragment: 'memory.fragments' }[tier];
-  const cols = { clue: 'id, game_id, fact_key', episodic: 'id, game_id, NULL::text AS fact_key', fragment: 'id, NULL::text AS game_id, fact_key' }[tier];
+  const { table, gameBound } = TIER_TABLES[tier];
+  // (An episode is a line, not a fact: it has no key.)
+  const cols = `id, ${gameBound ? 'game_id' : 'NULL::text AS game_id'}, ${tier === 'episodic' ? 'NULL::text AS fact_key' : 'fact_key'}`;
   const count = await tx.query<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1 AND npc_id = $2`, [tenantId, npcId]);
   const rows = await tx.query<ExcludedRow>(`SELECT ${cols} FROM ${table} WHERE tenant_id = $1 AND npc_id = $2 ORDER BY id LIMIT $3`, [
     tenantId,
@@ -101,12 +102,12 @@ export async function insertClonedFact(tx: Sql, tier: CopyTier, row: ClonedFact)
   const names = ['id', 'tenant_id', 'npc_id', 'fact_key', 'source', 'confidence', 'importance', 'retention', 'lineage', 'key_id', 'ciphertext', 'embedding', 'embedder'];
   // The vector is copied as it is, so the id of the embedder that made it goes with it.
   const values: unknown[] = [row.id, row.tenantId, row.npcId, s.fact_key, 'clone', s.confidence, s.importance, s.retention, JSON.stringify(row.lineage), row.keyId, row.ciphertext, s.embedding_text, s.embedder];
-  if (tier === 'social') {
+  if (TIER_TABLES[tier].participantBound) {
     names.push('participant_id');
     values.push(row.participantId);
   }
   const placeholders = names.map((n, i) => `$${i + 1}${n === 'embedding' ? '::vector' : n === 'lineage' ? '::jsonb' : ''}`);
-  await tx.query(`INSERT INTO ${TABLE[tier]} (${names.join(', ')}) VALUES (${placeholders.join(', ')})`, values);
+  await tx.query(`INSERT INTO ${TIER_TABLES[tier].table} (${names.join(', ')}) VALUES (${placeholders.join(', ')})`, values);
 }
 
 export async function insertOperation(
@@ -178,7 +179,7 @@ export async function operationExists(tx: Sql, tenantId: string, operationId: st
 /** Sets invalidated_at on these fact rows of one npc (already-invalidated rows keep their time). */
 export async function invalidateFacts(tx: Sql, tier: CopyTier, tenantId: string, npcId: string, ids: readonly string[]): Promise<number> {
   const { rowCount } = await tx.query(
-    `UPDATE ${TABLE[tier]} SET invalidated_at = now(), updated_at = now()
+    `UPDATE ${TIER_TABLES[tier].table} SET invalidated_at = now(), updated_at = now()
      WHERE tenant_id = $1 AND npc_id = $2 AND id = ANY ($3::uuid[]) AND invalidated_at IS NULL`,
     [tenantId, npcId, ids],
   );
