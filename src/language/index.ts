@@ -475,6 +475,18 @@ export function currentPart(text: string): string {
 /** Verbs of giving one thing for another, and the word before what was taken instead. */
 const EXCHANGES: Record<string, readonly string[]> = { swap: ['for'], trade: ['for'], exchange: ['for'], replace: ['with', 'by'] };
 
+/**
+ * The stems of a text's content words (Porter2, as wink-nlp gives them): "the swimming" and "you
+ * swim every morning" share "swim", whatever part of speech each word is.
+ */
+export function contentStems(text: string): string[] {
+  const doc = nlp.readDoc(expand(withoutMentions(text)));
+  const pos = doc.tokens().out(its.pos) as string[];
+  const stems = doc.tokens().out(its.stem as never) as unknown as string[];
+  const words = doc.tokens().out(its.normal) as string[];
+  return stems.filter((_, i) => ['NOUN', 'VERB', 'ADJ', 'PROPN'].includes(pos[i]!) && !FILLER.has(words[i]!)).map((x) => String(x).toLowerCase());
+}
+
 /** Content lemmas of a text (nouns, verbs, adjectives, proper nouns, numbers), for matching. */
 export function contentLemmas(text: string): string[] {
   return tokens(text)

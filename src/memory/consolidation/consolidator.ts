@@ -24,7 +24,7 @@ import type { Clock } from '../roles.js';
 import { plan, type PlannedFact, type PlannedForget } from './classify.js';
 import { OpenDomainExtractor } from './extract/open.js';
 import { RuleExtractor } from './extract/rules.js';
-import { contentLemmas, render, tokens, type Token } from '../../language/index.js';
+import { contentLemmas, contentStems, render, tokens, type Token } from '../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, kinNamed, kinOf, slotOf } from '../../language/topics.js';
 import { nounSenses, type Sense } from '../../language/senses.js';
 import { answerThreshold } from '../context/scoring.js';
@@ -346,10 +346,18 @@ export class Consolidator {
     }
     // What the line says ended ("gave up the swimming", "no more running"): the current fact
     // nearest to it in meaning, whatever its topic ("You swim every morning before work").
+    // Near in meaning is not enough alone: "coffee" is near a shift at the bakery. The fact must
+    // also name something of what ended ("the swimming", "You swim"), unless it is very near.
     if (fact.ends) {
       const [ended] = await this.service.embedder.embed([fact.ends]);
-      const nearest = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(ended!))).find((r) => !skip.has(r.id) && !sameLine.has(r.id));
-      if (nearest && nearest.distance !== null && 1 - Number(nearest.distance) >= ENDED_SIMILARITY) return [nearest.id];
+      const rows = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(ended!))).filter((r) => !skip.has(r.id) && !sameLine.has(r.id));
+      const keys = await this.service.keysFor(tx, scope.tenantId, rows);
+      const telling = (text: string) => contentStems(text).filter((l) => l.length > 2 && !LIGHT_WORDS.has(l));
+      const what = new Set(telling(fact.ends));
+      const names = (r: FactRow) => telling(this.summaryOf(keys, r) ?? '').some((l) => what.has(l));
+      const similarity = (r: { distance: number | null }) => (r.distance === null ? -1 : 1 - Number(r.distance));
+      const nearest = rows.find((r) => similarity(r) >= ENDED_SIMILARITY && (similarity(r) >= UPDATE_SIMILARITY_ANY_SLOT || names(r)));
+      if (nearest) return [nearest.id];
     }
     const rows = open ? candidates : candidates.filter((r) => r.fact_key.startsWith(slot));
     const similar = (r: { distance: number | null }) => r.distance !== null && 1 - Number(r.distance) >= (open ? UPDATE_SIMILARITY_ANY_SLOT : UPDATE_SIMILARITY_SAME_SLOT);
@@ -592,6 +600,8 @@ const UPDATE_SIMILARITY_ANY_SLOT = 0.5;
  * same speaker 0.06-0.32 ("no more running" ~ "You swim every morning before work" 0.32).
  */
 const ENDED_SIMILARITY = 0.35;
+/** Words nearly every line of a change has: sharing one says nothing of what two lines are about. */
+const LIGHT_WORDS = new Set(['be', 'have', 'do', 'get', 'go', 'make', 'take', 'got', 'now', 'more', 'long', 'anymor']);
 interface SessionSummary {
   messages: number;
   notable: string[];

@@ -473,6 +473,13 @@ describe('open-domain extraction, end to end', () => {
     expect(now.some((s: string) => /cello/.test(s))).toBe(true);
   });
 
+  it('compares what a line says ended with the facts without the verb that says so: "i quit coffee" ends no job ("quit" is near a hard shift, coffee is not)', async () => {
+    const P = 'part-ended0003';
+    const now = await summariesAfter('od-ended3', P, ['sry im slow tonight, just got off a 12hr shift at the bakery, baking is brutal lol'], 'oh btw i quit coffee, matcha every morning now, way less jittery');
+    expect(now.some((s: string) => /bakery/.test(s))).toBe(true);
+    expect(now.some((s: string) => /matcha/.test(s))).toBe(true);
+  });
+
   it('names, for a question asking for a kind of thing, the word of each of the asker\'s facts that is one ("Denver" for "which city?"), whatever topic the fact was filed under', async () => {
     const P = 'part-kinds0001';
     await h.ingest('od-kinds', [

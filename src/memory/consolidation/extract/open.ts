@@ -91,12 +91,12 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
   const replaced = ended.map((end, i) => end && said.some((c, j) => j > i && !c.question && !ended[j]));
   const replacing = replaced.some(Boolean);
   // (What ended is what an update of this line replaces: "gave up the swimming".)
-  const endedText = said.filter((c, i) => ended[i]).map((c) => c.text).join('; ');
+  const endedText = said.filter((c, i) => ended[i]).map((c) => whatEnded(c, ending)).join('; ');
   const withEnded = (c: Omit<Candidate, 'episodeId' | 'participantId'>, i: number): Omit<Candidate, 'episodeId' | 'participantId'> =>
     // A clause that says only that something ended, in a line that tells of no change besides
     // and with nothing after it replacing it ("I quit deloitte"), ends the fact it names; it is
     // kept only if it ends none.
-    ended[i] && !replaced[i] && c.op !== 'update' ? { ...c, op: 'update', ends: said[i]!.text, endsOnly: true } : c.op === 'update' && endedText ? { ...c, ends: endedText } : c;
+    ended[i] && !replaced[i] && c.op !== 'update' ? { ...c, op: 'update', ends: whatEnded(said[i]!, ending), endsOnly: true } : c.op === 'update' && endedText ? { ...c, ends: endedText } : c;
   const updating = UPDATE_PHRASES.test(episode.text) || replacing;
   // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
   let headline: { slot: Slot; renewed: boolean } | undefined;
@@ -389,8 +389,28 @@ function endsSomething(clause: Clause, ending: ReadonlySet<string>): boolean {
   // A state denied from now on ends too: "I don't live in Oslo anymore", "no more Volvo for me".
   if (NO_LONGER.test(clause.text)) return true;
   if (toks.some((t) => ['not', "n't", 'never'].includes(t.lower))) return false;
-  const said = (t: Token, i: number) => [`${t.lemma}_${toks[i + 1]?.lower ?? ''}`, t.lemma].flatMap((v) => (PAST_FORM.test(t.lower) && t.lower !== t.lemma ? [v, `${IN_PAST}${v}`] : [v]));
-  return toks.some((t, i) => t.pos === 'VERB' && said(t, i).some((v) => ending.has(v)));
+  return toks.some((t, i) => t.pos === 'VERB' && endingForms(t, toks[i + 1]).some((v) => ending.has(v)));
+}
+
+/**
+ * What a clause says ended, without the saying: "i quit coffee" ended coffee, "gave up the
+ * swimming" the swimming. The verb of ending is what every such clause shares ("quit coffee" is
+ * near "got off a 12hr shift, nursing is brutal" by it alone), so what ended is compared with the
+ * speaker's facts without it, nor its particle, subject or auxiliaries. A clause whose ending is
+ * a denial ("I don't live in Oslo anymore") keeps its verb: that verb is what ended.
+ */
+function whatEnded(clause: Clause, ending: ReadonlySet<string>): string {
+  const toks = clause.tokens;
+  const at = toks.findIndex((t, i) => t.pos === 'VERB' && endingForms(t, toks[i + 1]).some((v) => ending.has(v)));
+  if (at < 0) return clause.text;
+  const particle = ending.has(`${toks[at]!.lemma}_${toks[at + 1]?.lower ?? ''}`) || ending.has(`${IN_PAST}${toks[at]!.lemma}_${toks[at + 1]?.lower ?? ''}`) ? at + 1 : at;
+  const rest = toks.filter((t, i) => (i < at || i > particle) && !(t.pos === 'PRON' && ['i', 'we'].includes(t.lower)) && t.pos !== 'AUX');
+  return rest.some((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ'].includes(t.pos)) ? render(rest) : clause.text;
+}
+
+/** The forms under which `ending` may hold a verb: with its particle ("give_up") or alone, in the past tense or any. */
+function endingForms(t: Token, next: Token | undefined): string[] {
+  return [`${t.lemma}_${next?.lower ?? ''}`, t.lemma].flatMap((v) => (PAST_FORM.test(t.lower) && t.lower !== t.lemma ? [v, `${IN_PAST}${v}`] : [v]));
 }
 
 /** `ending` holds a verb that ends only in the past tense under this prefix. */
