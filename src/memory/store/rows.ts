@@ -72,18 +72,8 @@ export function candidateColumns(gameBound: boolean, participantBound: boolean):
   ].join(', ');
 }
 
-export interface CandidateRow {
-  id: string;
-  npc_id: string;
-  game_id: string | null;
-  participant_id: string | null;
-  fact_key: string;
-  source: string;
-  confidence: number;
-  importance: number;
-  retention: string;
-  key_id: string;
-  ciphertext: Uint8Array;
+/** A fact as context retrieval reads it (`candidateColumns`): its creation time in epoch ms, its distance to the query. */
+export type CandidateRow = Pick<FactRow, 'id' | 'npc_id' | 'game_id' | 'participant_id' | 'fact_key' | 'source' | 'confidence' | 'importance' | 'retention' | 'key_id' | 'ciphertext'> & {
   created_ms: number;
   distance: number;
-}
+};
