@@ -350,13 +350,14 @@ export class Consolidator {
     // also name something of what ended ("the swimming", "You swim"), unless it is very near.
     if (fact.ends) {
       const [ended] = await this.service.embedder.embed([fact.ends]);
-      const rows = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(ended!))).filter((r) => !skip.has(r.id) && !sameLine.has(r.id));
+      const similarity = (r: { distance: number | null }) => (r.distance === null ? -1 : 1 - Number(r.distance));
+      // (Nearest first; only those near enough are opened.)
+      const rows = (await store.currentSocialFacts(tx, scope, fact.participantId!, 'speaker.', toVectorLiteral(ended!))).filter((r) => !skip.has(r.id) && !sameLine.has(r.id) && similarity(r) >= ENDED_SIMILARITY);
       const keys = await this.service.keysFor(tx, scope.tenantId, rows);
       const telling = (text: string) => contentStems(text).filter((l) => l.length > 2 && !LIGHT_WORDS.has(l));
       const what = new Set(telling(fact.ends));
       const names = (r: FactRow) => telling(this.summaryOf(keys, r) ?? '').some((l) => what.has(l));
-      const similarity = (r: { distance: number | null }) => (r.distance === null ? -1 : 1 - Number(r.distance));
-      const nearest = rows.find((r) => similarity(r) >= ENDED_SIMILARITY && (similarity(r) >= UPDATE_SIMILARITY_ANY_SLOT || names(r)));
+      const nearest = rows.find((r) => similarity(r) >= UPDATE_SIMILARITY_ANY_SLOT || names(r));
       if (nearest) return [nearest.id];
     }
     const rows = open ? candidates : candidates.filter((r) => r.fact_key.startsWith(slot));

@@ -389,7 +389,12 @@ function endsSomething(clause: Clause, ending: ReadonlySet<string>): boolean {
   // A state denied from now on ends too: "I don't live in Oslo anymore", "no more Volvo for me".
   if (NO_LONGER.test(clause.text)) return true;
   if (toks.some((t) => ['not', "n't", 'never'].includes(t.lower))) return false;
-  return toks.some((t, i) => t.pos === 'VERB' && endingForms(t, toks[i + 1]).some((v) => ending.has(v)));
+  return endingVerbAt(toks, ending) >= 0;
+}
+
+/** Where a clause's verb of ending is ("quit", "gave up"), or -1. */
+function endingVerbAt(toks: readonly Token[], ending: ReadonlySet<string>): number {
+  return toks.findIndex((t, i) => t.pos === 'VERB' && endingForms(t, toks[i + 1]).some((v) => ending.has(v)));
 }
 
 /**
@@ -401,9 +406,10 @@ function endsSomething(clause: Clause, ending: ReadonlySet<string>): boolean {
  */
 function whatEnded(clause: Clause, ending: ReadonlySet<string>): string {
   const toks = clause.tokens;
-  const at = toks.findIndex((t, i) => t.pos === 'VERB' && endingForms(t, toks[i + 1]).some((v) => ending.has(v)));
+  const at = endingVerbAt(toks, ending);
   if (at < 0) return clause.text;
-  const particle = ending.has(`${toks[at]!.lemma}_${toks[at + 1]?.lower ?? ''}`) || ending.has(`${IN_PAST}${toks[at]!.lemma}_${toks[at + 1]?.lower ?? ''}`) ? at + 1 : at;
+  // (With its particle when the ending is a phrasal verb: "give_up".)
+  const particle = endingForms(toks[at]!, toks[at + 1]).some((v) => v.includes('_') && ending.has(v)) ? at + 1 : at;
   const rest = toks.filter((t, i) => (i < at || i > particle) && !(t.pos === 'PRON' && ['i', 'we'].includes(t.lower)) && t.pos !== 'AUX');
   return rest.some((t) => ['NOUN', 'PROPN', 'VERB', 'ADJ'].includes(t.pos)) ? render(rest) : clause.text;
 }
