@@ -268,6 +268,28 @@ function startsClause(all: readonly Token[], i: number): boolean {
   return first.pos === 'VERB' && inflected(first) && !['forget', 'scrap', 'ignore'].includes(first.lemma);
 }
 
+/**
+ * A clause without what it says follows from it: "my day job's at a game studio so i'm judging
+ * this room's design" without "so i'm judging ...", "swiftie since 2008, that's why i know the
+ * lyric" without "that's why ...". The consequence opens on "so" before a subject or an "if",
+ * or on "that's / which is why"; undefined when the clause has none, or nothing before it.
+ */
+export function beforeConsequence(clause: Clause): Clause | undefined {
+  const toks = clause.tokens;
+  const at = toks.findIndex((t, i) => i > 0 && consequenceAt(toks, i));
+  if (at < 0) return undefined;
+  const head = trimFiller(toks.slice(0, at));
+  if (!head.some((t) => t.pos !== 'PUNCT')) return undefined;
+  return { ...clause, tokens: head, text: render(head), question: asks(head) };
+}
+
+function consequenceAt(toks: readonly Token[], i: number): boolean {
+  const [t, next, after] = [toks[i]!, toks[i + 1], toks[i + 2]];
+  if (t.lower === 'so') return isSubject(next) || next?.lower === 'if';
+  // "that's why", "thats why", "which is why"
+  return ['that', 'thats', 'which'].includes(t.lower) && (next?.lower === 'why' || (['is', "'s"].includes(next?.lower ?? '') && after?.lower === 'why'));
+}
+
 function trimFiller(toks: readonly Token[]): Token[] {
   let a = 0;
   let b = toks.length;

@@ -77,6 +77,18 @@ describe('the open-domain extractor on single lines', () => {
     expect(extractOpen(episode('my sister, who lives in Canaryville, is a nurse'))[0]?.summary).toBe('Your sister, who lives in Canaryville, is a nurse.');
   });
 
+  it('keeps what a line tells of a life before what it draws from it for the room ("so i\'m judging this room"), and leaves a consequence away from the room with its fact', () => {
+    expect(extractOpen(episode("my day job's at a canaryworks so i'm judging this room's design hard lol")).map((c) => c.summary)).toEqual(["Your day job's at a canaryworks."]);
+    expect(extractOpen(episode('turning 30 in canarymonth so i get a free room right??')).map((c) => c.summary)).toEqual(['You are turning 30 in canarymonth.']);
+    expect(extractOpen(episode("i practice canaryphone an hour a day so i'm never bored on trains")).map((c) => c.summary)).toEqual(['You practice canaryphone an hour a day so you are never bored on trains.']);
+  });
+
+  it('never joins what is said of the room to a fact about someone of the speaker\'s ("she says the answer is ..."): it stays a game detail', () => {
+    const facts = extractOpen(episode("my gf canarya is on voice with me, she says the answer is 'canaryraven'"));
+    expect(facts.filter((c) => c.kind !== 'game').map((c) => c.summary)).toEqual(['Your gf canarya is on voice with you.']);
+    expect(facts.find((c) => c.summary.includes('canaryraven'))?.kind).toBe('game');
+  });
+
   it('puts a thing named alone ("ugh, canarymoths.") in place of the pronoun the next clause refers to it by, but not a lead-in ("fun fact:") nor an "it" that stands for nothing', () => {
     expect(extractOpen(episode("ugh canarymoths. can't stand them, they freak me out"))[0]?.summary).toBe("You can't stand canarymoths, they freak you out.");
     expect(extractOpen(episode("fun fact: Canaria fell through so it's Canaryland now"))[0]?.summary).toBe("Canaria fell through so it's Canaryland now.");

@@ -17,7 +17,7 @@
  * "actually", "just moved", "not any more") updates its slot: consolidation then supersedes the
  * old value even when the new fact's key is not the same.
  */
-import { clauses, forgetRequest, person, render, revoice, tokens, unqualified, withSubject, type Clause, type ForgetRequest, type Token } from '../../../language/index.js';
+import { beforeConsequence, clauses, forgetRequest, person, render, revoice, tokens, unqualified, withSubject, type Clause, type ForgetRequest, type Token } from '../../../language/index.js';
 import { SLOT_LEMMAS, fillsSlot, slotOf, speakerPlace, type Slot } from '../../../language/topics.js';
 import { endedInPast, ends, nounSenses, withPlaceNames, type Sense } from '../../../language/senses.js';
 import { codeLike, gameDetail } from '../firewall.js';
@@ -100,8 +100,9 @@ export function extractOpen(episode: EpisodeInput, senses: ReadonlyMap<string, S
   const updating = UPDATE_PHRASES.test(episode.text) || replacing;
   // A verbless headline ("new job!", "new obsession:") names the topic of what follows it.
   let headline: { slot: Slot; renewed: boolean } | undefined;
-  for (const [i, clause] of said.entries()) {
+  for (const [i, whole] of said.entries()) {
     if (replaced[i]) continue;
+    const clause = lifeBeforeRoom(whole);
     // (Short, with no one named in it: "texting my sister Elsa" is a statement, not a headline.)
     // (And naming nothing but its topic: "physio by trade" says what the trade is.)
     const headlineLike = clause.tokens.length <= 3 && !clause.tokens.some((t) => ['VERB', 'AUX', 'PROPN', 'PRON'].includes(t.pos) || (t.pos === 'NOUN' && !TOPIC_WORDS.has(t.lemma)));
@@ -242,7 +243,9 @@ function elaborated(list: readonly Clause[], ending: ReadonlySet<string>, senses
     const refers = previous !== undefined && refersBack(clause) && previous.tokens.some((t) => t.pos === 'NOUN' || t.pos === 'PROPN');
     // So does what the speaker's body does about it ("can't have celery, my throat swells up").
     const body = POSSESSIVE.has(clause.tokens[0]?.lower ?? '') && senses.get(clause.tokens[1]?.lemma.toLowerCase() ?? '')?.kind === 'noun.body';
-    if (previous && clause.continues && (namesNothing || refers || body) && !next && !clause.question && !previous.question) {
+    // (Not what is about the room: "ola (gf) is on voice with me, she says the answer is 'raven'" is a clue beside a life.)
+    const ofRoom = aboutTheRoom(clause.tokens) || game(clause);
+    if (previous && clause.continues && (namesNothing || refers || body) && !next && !ofRoom && !clause.question && !previous.question) {
       const joint: Token = clause.joinedBy ?? COMMA;
       const tokens = [...previous.tokens, joint, ...clause.tokens.map((t, i) => (i === 0 ? { ...t, spaced: true } : t))];
       out[out.length - 1] = { ...previous, tokens, text: render(tokens) };
@@ -326,6 +329,18 @@ function ofALife(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): bo
 }
 
 const IMPERSONAL = new Set(['this', 'that', 'these', 'those', 'it', 'everything', 'anything', 'something', 'nothing']);
+
+/**
+ * What a clause tells of a life before what it draws from it for the room ("my day job's at a
+ * game studio so i'm judging this room's design": the job), when only that consequence is about
+ * the room; else the clause. The consequence is the room's; the life before it is told as any is.
+ */
+function lifeBeforeRoom(clause: Clause): Clause {
+  const ofRoom = (c: Clause) => aboutTheRoom(c.tokens) || game(c) || codeLike(c.text);
+  if (!ofRoom(clause)) return clause;
+  const head = beforeConsequence(clause);
+  return head && !head.question && !ofRoom(head) ? head : clause;
+}
 
 /** Things of an escape room: a clause about them is about the game, not a life. */
 const ROOM_THINGS = new Set('here door key lock code room box safe clue puzzle drawer chest map painting bookshelf shelf lever button hatch panel note cabinet desk vault riddle cipher torch candle clock statue mirror wall floor ceiling table exit keypad padlock combination timer hint answer'.split(' '));
