@@ -46,7 +46,9 @@ export function progress(label: string, done: number, total: number): void {
 /** Starts `src/main.ts` with `env`; resolves with the URLs of its banner once it is printed. */
 export function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; urls: Record<string, string> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    // BENCH_CPU_PROF=<dir>: each system process writes a V8 CPU profile there when it exits.
+    const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+    const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, LOG_LEVEL: 'error', PORT: '0', MEMORY_PORT: '0', REGISTRY_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
