@@ -244,8 +244,7 @@ function elaborated(list: readonly Clause[], ending: ReadonlySet<string>, senses
     // So does what the speaker's body does about it ("can't have celery, my throat swells up").
     const body = POSSESSIVE.has(clause.tokens[0]?.lower ?? '') && senses.get(clause.tokens[1]?.lemma.toLowerCase() ?? '')?.kind === 'noun.body';
     // (Not what is about the room: "ola (gf) is on voice with me, she says the answer is 'raven'" is a clue beside a life.)
-    const ofRoom = aboutTheRoom(clause.tokens) || game(clause);
-    if (previous && clause.continues && (namesNothing || refers || body) && !next && !ofRoom && !clause.question && !previous.question) {
+    if (previous && clause.continues && (namesNothing || refers || body) && !next && !ofTheRoom(clause) && !clause.question && !previous.question) {
       const joint: Token = clause.joinedBy ?? COMMA;
       const tokens = [...previous.tokens, joint, ...clause.tokens.map((t, i) => (i === 0 ? { ...t, spaced: true } : t))];
       out[out.length - 1] = { ...previous, tokens, text: render(tokens) };
@@ -336,11 +335,14 @@ const IMPERSONAL = new Set(['this', 'that', 'these', 'those', 'it', 'everything'
  * the room; else the clause. The consequence is the room's; the life before it is told as any is.
  */
 function lifeBeforeRoom(clause: Clause): Clause {
-  const ofRoom = (c: Clause) => aboutTheRoom(c.tokens) || game(c) || codeLike(c.text);
+  const ofRoom = (c: Clause) => ofTheRoom(c) || codeLike(c.text);
   if (!ofRoom(clause)) return clause;
   const head = beforeConsequence(clause);
   return head && !head.question && !ofRoom(head) ? head : clause;
 }
+
+/** Whether a clause names a thing of the room or carries a game detail. */
+const ofTheRoom = (clause: Clause) => aboutTheRoom(clause.tokens) || game(clause);
 
 /** Things of an escape room: a clause about them is about the game, not a life. */
 const ROOM_THINGS = new Set('here door key lock code room box safe clue puzzle drawer chest map painting bookshelf shelf lever button hatch panel note cabinet desk vault riddle cipher torch candle clock statue mirror wall floor ceiling table exit keypad padlock combination timer hint answer'.split(' '));
