@@ -150,6 +150,14 @@ describe('the open-domain extractor on single lines', () => {
     expect(found('physio by trade, so judging posture rn')[0]).toMatch(/^occupation:speaker\.occupation/);
   });
 
+  it('reads a verbless phrase that opens on what it names ("canarycino before every match") as the speaker describing themselves, but not one that opens on a determiner, names no thing or could be a code', () => {
+    expect(extractOpen(episode('canarycino before every match, non negotiable'))).toMatchObject([{ kind: 'personal', summary: 'Canarycino before every match, non negotiable.' }]);
+    expect(extractOpen(episode("canaryfan since 2008, that's why i know the lyric on the wall"))[0]).toMatchObject({ summary: 'Canaryfan since 2008.' });
+    expect(found('the canary colours')).toEqual([]);
+    expect(found('red blue blue green')).toEqual([]);
+    expect(found('canary tiles 4 7 2 9').every((f) => !f.startsWith('personal:'))).toBe(true);
+  });
+
   it('lets a short headline ("new job!") name the topic of what follows it, as an update; a line of work WordNet knows fills the slot', async () => {
     expect(extractOpen(episode('new job! started as a canarysmith this week'))[0]).toMatchObject({ kind: 'occupation', op: 'update', key: expect.stringMatching(/^speaker\.occupation\./) });
     const [fact] = extractOpen(episode('new job! started as a glazier this week'), await nounSenses(['glazier']));

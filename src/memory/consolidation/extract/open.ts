@@ -310,7 +310,11 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, life: boo
   // Nobody named at all ("dentist by trade, puzzle nerd by night"): the speaker, who left themselves out.
   // ("This" or "it" names no one: "chicken tikka after this, best food on earth".)
   const ofSpeaker = !toks.some((t) => (t.pos === 'PRON' && !IMPERSONAL.has(t.lower)) || (t.pos === 'PROPN' && !senses.get(t.lemma)?.place));
-  if (!(says || (ofSpeaker && life)) || words.length < 2 || (aboutTheRoom(toks) && !life) || !lifeContent(toks, senses) || (game(clause) && !life)) return undefined;
+  // A bare phrase with its subject left out, as chat leaves it ("flat white before every game",
+  // "swiftie since 2008", "cup of builders tea in hand"): the speaker describing themselves.
+  // (Not a lead-in, "fun fact:": it introduces what follows.)
+  const described = ofSpeaker && !clause.introduces && bareDescription(toks);
+  if (!(says || (ofSpeaker && life) || described) || words.length < 2 || (aboutTheRoom(toks) && !life) || !(lifeContent(toks, senses) || described) || (game(clause) && !life) || codeLike(clause.text)) return undefined;
   const single = found.slot === 'name' || (SINGLE.has(found.slot) && fillsSlot(found.slot, toks, senses));
   const key = found.slot === 'open' || (single && !ofSpeaker) ? `${SLOTS.open}.${slug(contentOf(toks), 3)}` : single ? SLOTS[found.slot] : `${SLOTS[found.slot]}.${slug(found.noun ?? contentOf(toks), 2)}`;
   const kind = found.generic ? 'preference' : found.slot === 'open' || (single && !ofSpeaker) ? 'personal' : SLOT_KIND[found.slot];
@@ -325,6 +329,21 @@ function toldAbout(clause: Clause, senses: ReadonlyMap<string, Sense>, life: boo
  */
 function ofALife(toks: readonly Token[], senses: ReadonlyMap<string, Sense>): boolean {
   return slotOf(toks).slot !== 'open' || slotOf(toks, senses).slot === 'occupation' || speakerPlace(toks, senses) !== undefined;
+}
+
+/**
+ * A phrase without a verb that opens on what it names, not on a determiner ("flat white before
+ * every game", not "the candle colours"): a description, whose subject chat leaves out. (Not
+ * words of quality alone, "red blue blue green": it names a thing; nor two words, "fun fact",
+ * "new flat": too few to describe anyone, they head what follows; nor a list of single words,
+ * "river, boat, 3 crossings", "ember -> fire -> fireplace": that is a puzzle being worked out.)
+ */
+function bareDescription(toks: readonly Token[]): boolean {
+  const content = toks.filter((t) => t.pos !== 'PUNCT');
+  // (Where the first item ends: at a comma or a conjunction, not at a hyphen in a word, "b-day".)
+  const opening = toks.findIndex((t) => t.pos === 'CCONJ' || (t.pos === 'PUNCT' && !/^[-'’]$/.test(t.text)));
+  const phrase = opening < 0 || opening >= 2;
+  return content.length >= 3 && phrase && !toks.some((t) => t.pos === 'SYM') && !content.some((t) => t.pos === 'VERB' || t.pos === 'AUX' || t.pos === 'PRON') && content[0]!.pos !== 'DET' && content.some((t) => t.pos === 'NOUN');
 }
 
 const IMPERSONAL = new Set(['this', 'that', 'these', 'those', 'it', 'everything', 'anything', 'something', 'nothing']);
