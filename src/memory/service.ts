@@ -24,10 +24,9 @@ import {
   type RetentionClass,
   type Source,
 } from './types.js';
-import { recordIngestRequest } from './store/ingest-requests.js';
+import { appendIngest } from './store/ingest-requests.js';
 import { getEpisode, insertEpisodes, listEpisodes, searchEpisodesStatement, type NewEpisodeRow } from './store/episodes.js';
 import * as facts from './store/facts.js';
-import { enqueueConsolidations } from './jobs/queue.js';
 import { admitIngest, assertFactWriteAllowed } from './lifecycle/guards.js';
 import { iso, isoOrNull, type EpisodeRow, type FactRow } from './store/rows.js';
 import { latestProcedural, toProcedural } from './store/procedural.js';
@@ -111,14 +110,18 @@ export class MemoryService {
           byNpc.set(event.npcId, [...(byNpc.get(event.npcId) ?? []), row]);
           return id;
         });
-        for (const [npcId, rows] of byNpc) {
-          if (npcs.length > 1) await setNpc(tx, npcId);
+        // Each npc's rows under its own scope; the last npc's go in one statement with the
+        // consolidation jobs (a job exists iff the episodes do) and the batch's record.
+        const groups = [...byNpc];
+        const last = groups.pop();
+        for (const [npcId, rows] of groups) {
+          await setNpc(tx, npcId);
           await insertEpisodes(tx, scope.tenantId, gameId, rows);
         }
-        // Consolidation is asked for in the same transaction: a job exists iff the episodes do.
-        await enqueueConsolidations(tx, scope.tenantId, gameId, [...byNpc.keys()], 'ingest', this.options.consolidationWindowMs);
+        if (last && npcs.length > 1) await setNpc(tx, last[0]);
         const result: IngestResult = { accepted: ids.length, ids, replayed: false };
-        await recordIngestRequest(tx, scope.tenantId, gameId, batch.idempotencyKey, requestHash, result);
+        const jobs = { npcIds: [...byNpc.keys()], windowMs: this.options.consolidationWindowMs ?? 0 };
+        await appendIngest(tx, scope.tenantId, gameId, last?.[1] ?? [], jobs, { key: batch.idempotencyKey, hash: requestHash, response: result });
         return result;
       });
     try {

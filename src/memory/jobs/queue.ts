@@ -13,6 +13,7 @@
  */
 import type { Database, Sql } from '../db/types.js';
 import { asWorker } from '../roles.js';
+import { Values } from '../store/values.js';
 
 export const JOB_KINDS = ['consolidate', 'shred'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
@@ -119,12 +120,16 @@ export async function enqueueConsolidations(
   windowMs = 0,
 ): Promise<void> {
   if (npcIds.length === 0) return;
-  await sql.query(
-    `INSERT INTO memory.jobs (tenant_id, kind, game_id, npc_id, reason, run_at)
-     SELECT $1, 'consolidate', $2, n, $3, now() + make_interval(secs => $5::double precision / 1000) FROM unnest($4::text[]) AS n
-     ON CONFLICT (tenant_id, kind, game_id, npc_id) WHERE state = 'queued' DO NOTHING`,
-    [tenantId, gameId, reason, [...new Set(npcIds)].sort(), windowMs],
-  );
+  const values = new Values([tenantId, gameId]);
+  await sql.query(enqueueConsolidationsSql(values, npcIds, reason, windowMs), values.params);
+}
+
+/** The insert of `enqueueConsolidations`, its values bound to `values`, whose $1 and $2 are the tenant and the game. */
+export function enqueueConsolidationsSql(values: Values, npcIds: readonly string[], reason: ConsolidationReason, windowMs = 0): string {
+  return `INSERT INTO memory.jobs (tenant_id, kind, game_id, npc_id, reason, run_at)
+     SELECT $1, 'consolidate', $2, n, ${values.bind(reason)}, now() + make_interval(secs => ${values.bind(windowMs, '::double precision')} / 1000)
+       FROM unnest(${values.bind([...new Set(npcIds)].sort(), '::text[]')}) AS n
+     ON CONFLICT (tenant_id, kind, game_id, npc_id) WHERE state = 'queued' DO NOTHING`;
 }
 
 /**

@@ -23,16 +23,19 @@ export interface NewEpisodeRow {
 export async function insertEpisodes(tx: Sql, tenantId: string, gameId: string, rows: readonly NewEpisodeRow[]): Promise<void> {
   if (rows.length === 0) return;
   const values = new Values([tenantId, gameId]);
+  await tx.query(insertEpisodesSql(values, rows), values.params);
+}
+
+/** The insert of `insertEpisodes`, its values bound to `values`, whose $1 and $2 are the tenant and the game. */
+export function insertEpisodesSql(values: Values, rows: readonly NewEpisodeRow[]): string {
+  const rowValues = new Values();
   for (const r of rows) {
     const v = (value: unknown, cast?: string) => values.bind(value, cast);
-    values.row([v(r.id), '$1', '$2', v(r.npcId), v(r.roomId), v(r.participantId), v(r.ts), v(r.targeted), v(r.anonymous), v(r.keyId), v(r.ciphertext), v(r.embedding, '::vector'), v(r.embedder)]);
+    rowValues.row([v(r.id), '$1', '$2', v(r.npcId), v(r.roomId), v(r.participantId), v(r.ts), v(r.targeted), v(r.anonymous), v(r.keyId), v(r.ciphertext), v(r.embedding, '::vector'), v(r.embedder)]);
   }
-  await tx.query(
-    `INSERT INTO memory.episodic
+  return `INSERT INTO memory.episodic
        (id, tenant_id, game_id, npc_id, room_id, participant_id, ts, targeted, anonymous, key_id, ciphertext, embedding, embedder)
-     ${values.sql}`,
-    values.params,
-  );
+     ${rowValues.sql}`;
 }
 
 export async function listEpisodes(tx: Sql, scope: Scope, limit: number): Promise<EpisodeRow[]> {

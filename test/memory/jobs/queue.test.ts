@@ -150,6 +150,28 @@ describe('the job queue in PostgreSQL', () => {
     }
   });
 
+  it('queues one consolidation job for each npc a batch speaks to, stores each npc\'s lines under it, and answers a retry of the batch as its replay', async () => {
+    const keys = await tempDir('queue-two-npcs-keys');
+    try {
+      const system = await buildMemorySystem(db, { keyringDir: keys.dir, logger: false });
+      const scope = { tenantId: tenantA, gameId: 'g-two-npcs', role: 'runtime' as const };
+      const line = (npcId: string, text: string, ts: number) => ({ gameId: 'g-two-npcs', roomId: 'hall', npcId, participantId: 'part-t1', ts, text, targeted: true });
+      const batch = { idempotencyKey: 't1', events: [line('npc-a', 'I keep bees', 1), line('npc-b', 'I grew up in Cork', 2), line('npc-a', 'and I hate spiders', 3)] };
+      const first = await system.service.ingest(scope, batch);
+      expect(first).toMatchObject({ accepted: 3, replayed: false });
+      const jobs = (await listJobs(db, { tenantId: tenantA })).filter((j) => j.gameId === 'g-two-npcs');
+      expect(jobs.map((j) => [j.npcId, j.state, j.reason]).sort()).toEqual([['npc-a', 'queued', 'ingest'], ['npc-b', 'queued', 'ingest']]);
+      const rows = async () =>
+        (await db.query<{ id: string; npc_id: string }>('SELECT id, npc_id FROM memory.episodic WHERE tenant_id = $1 AND game_id = $2 ORDER BY ts', [tenantA, 'g-two-npcs'])).rows;
+      expect((await rows()).map((r) => [r.id, r.npc_id])).toEqual([[first.ids[0], 'npc-a'], [first.ids[1], 'npc-b'], [first.ids[2], 'npc-a']]);
+      expect(await system.service.ingest(scope, batch)).toEqual({ ...first, replayed: true });
+      expect(await rows()).toHaveLength(3);
+      await system.app.close();
+    } finally {
+      await keys.remove();
+    }
+  });
+
   it('hands the job of a worker that died mid-job to another once its lease runs out', async () => {
     await enqueueAs(tenantA, 'g1', 'npc-crash');
     const [claimed] = await claimJobs(db, 'dead-worker', { now, limit: 1, leaseMs: 30_000, tenantId: tenantA, gameId: 'g1' });
